@@ -1,0 +1,1 @@
+"""Command-line surface: thin commands that parse, call one library function and format."""

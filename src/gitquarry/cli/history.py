@@ -1,0 +1,274 @@
+"""CLI commands of the commit-history corpus: index, history, status, rebuild-index."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gitquarry.cli.common import JsonOption, ProjectOption, print_json, stderr, stdout, warn
+from gitquarry.cli.progress import RichProgress
+from gitquarry.history.status import workspace_status
+from gitquarry.retrieval.filters import compile_glob, parse_time
+from gitquarry.workspace import Workspace, resolve_workspace
+
+
+def _short_date(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def run_index(
+    workspace: Workspace, *, embed: bool, quiet: bool, as_json: bool
+) -> int:
+    """Index ``workspace`` (history, graph, embeddings); print a summary. Returns exit code."""
+    from gitquarry.gitio.exclude import ensure_info_exclude
+    from gitquarry.history.indexer import index_workspace
+    from gitquarry.indexing import index_extras
+
+    started = time.monotonic()
+    with workspace.write_lock():
+        store = workspace.open_store(create=True)
+        try:
+            ensure_info_exclude(workspace.index_dir)
+            with RichProgress(quiet=quiet or as_json) as progress:
+                report = index_workspace(workspace.root, store, workspace.config, progress=progress)
+                extras = index_extras(workspace, store, progress=progress, embed=embed)
+        finally:
+            store.close()
+    elapsed = time.monotonic() - started
+    if as_json:
+        print_json(
+            {
+                "workspace": str(workspace.root),
+                "index": str(workspace.db_path),
+                "repositories": [vars(r) for r in report.repositories],
+                "removed_repositories": report.removed_repositories,
+                "new_commits": report.new_commits,
+                "pruned_commits": report.pruned_commits,
+                "total_commits": report.total_commits,
+                "up_to_date": report.up_to_date,
+                "seconds": round(elapsed, 3),
+                **extras.to_dict(),
+            }
+        )
+    else:
+        for rep in report.failed:
+            stderr.print(f"[red]Error:[/red] {rep.path}: {rep.error}", highlight=False)
+        for rep in report.repositories:
+            if rep.missing_object_commits:
+                warn(f"{rep.path}: {rep.missing_object_commits} commit(s) indexed without "
+                     "their diff (Git objects missing from the local object store)")
+            if rep.decode_warnings:
+                warn(f"{rep.path}: {rep.decode_warnings} commit(s) held invalid UTF-8, "
+                     "decoded with U+FFFD")
+        n_repos = len(report.repositories)
+        if report.up_to_date and not report.failed:
+            stdout.print(
+                f"Index is up to date: {report.total_commits:,} commits in {n_repos} "
+                f"repositories; nothing to do ({elapsed:.2f} s)."
+            )
+        else:
+            stdout.print(
+                f"Indexed {report.new_commits:,} new commits, pruned {report.pruned_commits:,}, "
+                f"in {n_repos} repositories ({elapsed:.1f} s). "
+                f"Total: {report.total_commits:,} commits."
+            )
+        for line in extras.summary_lines():
+            stdout.print(line)
+        if n_repos == 0:
+            warn(f"no Git repositories found under {workspace.root}")
+    return 1 if report.failed else 0
+
+
+def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]:
+    files = r.files_changed
+    if glob:
+        matcher = compile_glob(glob)
+        files = [f for f in files if matcher(f)]
+    shown = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
+    author = r.author.split(" <")[0]
+    lines = [
+        f"{n:>2}. {r.hash[:10]}  {_short_date(r.timestamp)}  {author}  {r.title}",
+        f"    {Path(r.repo_path).name or r.repo_path}  score {r.score:.3f}"
+        + (f"  files: {shown}" if shown else ""),
+    ]
+    if explain:
+        bm25 = f"{r.bm25:.3f}" if r.bm25 is not None else "-"
+        sim = f"{r.similarity:.3f}" if r.similarity is not None else "-"
+        lines.append(
+            f"    bm25 rank {r.lexical_rank or '-'} (bm25 {bm25}), "
+            f"vector rank {r.semantic_rank or '-'} (cosine {sim})"
+        )
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    """Add index, history, status and rebuild-index to ``app``."""
+
+    @app.command("index")
+    def index_cmd(
+        path: Annotated[
+            Path | None,
+            typer.Argument(help="Workspace directory to index (default: current directory).",
+                           file_okay=False, show_default=False),
+        ] = None,
+        no_embed: Annotated[
+            bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
+        ] = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Index every commit of every repository under PATH (incremental after the first run)."""
+        workspace = resolve_workspace(path)
+        code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
+        raise typer.Exit(code)
+
+    @app.command("rebuild-index")
+    def rebuild_cmd(
+        path: Annotated[
+            Path | None,
+            typer.Argument(help="Workspace directory (default: current directory).",
+                           file_okay=False, show_default=False),
+        ] = None,
+        no_embed: Annotated[
+            bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
+        ] = False,
+        quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Delete the index and build it again from Git (also the cure for a corrupt index)."""
+        workspace = resolve_workspace(path)
+        with workspace.write_lock():
+            for suffix in ("", "-wal", "-shm"):
+                target = Path(str(workspace.db_path) + suffix)
+                if target.exists():
+                    target.unlink()
+        if not as_json:
+            stderr.print(f"Removed {workspace.db_path}; rebuilding.", highlight=False)
+        code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
+        raise typer.Exit(code)
+
+    @app.command("history")
+    def history_cmd(
+        query: Annotated[str, typer.Argument(help="What to look for: words or a description.")],
+        files_glob: Annotated[
+            str | None,
+            typer.Option("--files-glob", "-g",
+                         help="Only commits changing a matching path, e.g. 'src/**/*.py'."),
+        ] = None,
+        after: Annotated[
+            str | None,
+            typer.Option("--after", help="Committed at or after: Unix seconds or ISO-8601 date."),
+        ] = None,
+        before: Annotated[
+            str | None,
+            typer.Option("--before", help="Committed at or before: Unix seconds or ISO-8601."),
+        ] = None,
+        top_n: Annotated[
+            int | None, typer.Option("--top-n", "-n", help="Results to return (1-100).")
+        ] = None,
+        mode: Annotated[
+            str | None,
+            typer.Option("--mode", "-m", help="hybrid (default), semantic or lexical."),
+        ] = None,
+        explain: Annotated[
+            bool, typer.Option("--explain", help="Show BM25 rank, vector rank and similarity.")
+        ] = False,
+        as_json: JsonOption = False,
+        project: ProjectOption = None,
+    ) -> None:
+        """Search commit history: hashes, titles, messages, authors, changed files, diffs."""
+        from gitquarry.history.service import HistorySearcher
+
+        workspace = resolve_workspace(project, for_search=True)
+        searcher = HistorySearcher(workspace)
+        try:
+            response = searcher.search(
+                query,
+                top_n=top_n or workspace.config.search.top_n,
+                files_glob=files_glob,
+                after=parse_time(after),
+                before=parse_time(before),
+                mode=mode,
+            )
+        finally:
+            searcher.close()
+        if as_json:
+            print_json(response.to_dict(explain=explain))
+            return
+        for w in response.warnings:
+            warn(w.message)
+        if not response.results:
+            stdout.print(f"No commits found ({response.total_commits_indexed:,} indexed).")
+            return
+        for n, r in enumerate(response.results, start=1):
+            for line in _format_result(n, r, files_glob, explain):
+                stdout.print(line, markup=False, highlight=False)
+        stderr.print(
+            f"{len(response.results)} of {response.total_commits_indexed:,} commits · "
+            f"mode {response.effective_mode}"
+            + (f" (requested {response.requested_mode})"
+               if response.requested_mode != response.effective_mode else ""),
+            highlight=False,
+        )
+
+    @app.command("status")
+    def status_cmd(as_json: JsonOption = False, project: ProjectOption = None) -> None:
+        """Show what is indexed: repositories, commits, embeddings, graph, last update, size."""
+        workspace = resolve_workspace(project, for_search=True)
+        store = workspace.open_store()
+        try:
+            status = workspace_status(workspace, store)
+        finally:
+            store.close()
+        if as_json:
+            print_json(status)
+            return
+        stdout.print(f"Workspace: {status['workspace']}", highlight=False)
+        stdout.print(
+            f"Index:     {status['index']} ({_human_bytes(status['index_bytes'])})",
+            highlight=False,
+        )
+        stdout.print(f"Commits:   {status['total_commits']:,}")
+        emb = status.get("embeddings") or {}
+        if emb:
+            stdout.print(
+                f"Embedded:  {emb.get('embedded', 0):,} ({emb.get('fraction', 0.0):.0%}) "
+                f"with {emb.get('namespace', '-')}",
+                highlight=False,
+            )
+        stdout.print(f"Repositories: {len(status['repositories'])}")
+        for repo in status["repositories"]:
+            when = (
+                datetime.fromtimestamp(repo["last_indexed_at"], UTC).strftime("%Y-%m-%d %H:%M UTC")
+                if repo["last_indexed_at"] else "never"
+            )
+            flag = " (interrupted run; next index resumes)" if repo["run_in_progress"] else ""
+            stdout.print(
+                f"  {repo['path']}  {repo['commits']:,} commits, {repo['refs']} refs, "
+                f"updated {when}{flag}",
+                highlight=False,
+            )
+        graph = status.get("graph")
+        if graph:
+            stdout.print(
+                f"Graph:     {graph.get('nodes', 0)} nodes, {graph.get('edges', 0)} edges, "
+                f"{graph.get('docs', 0)} docs, {graph.get('chunks', 0)} chunks",
+                highlight=False,
+            )
+            unlinked = graph.get("unlinked_docs") or []
+            if unlinked:
+                stdout.print(f"  unlinked docs ({len(unlinked)}): {', '.join(unlinked[:10])}",
+                             highlight=False)

@@ -1,0 +1,337 @@
+"""The error hierarchy. Every error gitquarry raises on purpose derives from GitquarryError.
+
+Each class is one condition and carries its data in fields. Messages are written to be shown
+to users as they are. Surfaces (CLI, MCP) translate these once at their edge; nothing
+recognises an error by its message text. ``exit_code`` is the CLI exit status (1 = runtime
+error, 2 = usage error); ``code`` is a stable machine-readable identifier.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class GitquarryError(Exception):
+    """Base class. ``code`` is stable for automation; ``exit_code`` is what the CLI returns."""
+
+    code = "error"
+    exit_code = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+# --- usage errors (bad input from the user) -------------------------------------------------
+
+
+class UsageError(GitquarryError):
+    """The caller passed an invalid argument. CLI exit code 2."""
+
+    code = "invalid_argument"
+    exit_code = 2
+
+
+class InvalidGlobError(UsageError):
+    """A files glob could not be compiled. ``pattern`` is the pattern as given."""
+
+    code = "invalid_glob"
+
+    def __init__(self, pattern: str, reason: str) -> None:
+        super().__init__(f"invalid glob pattern {pattern!r}: {reason}")
+        self.pattern = pattern
+        self.reason = reason
+
+
+class InvalidTimeError(UsageError):
+    """A time bound was neither Unix seconds nor an ISO-8601 date/time."""
+
+    code = "invalid_time"
+
+    def __init__(self, value: str) -> None:
+        super().__init__(
+            f"invalid time {value!r}: use Unix seconds (1700000000) or ISO-8601 "
+            "(2024-05-01 or 2024-05-01T12:00:00Z)"
+        )
+        self.value = value
+
+
+class InvalidArgumentError(UsageError):
+    """Any other invalid argument; ``argument`` names it."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(f"{argument}: {message}")
+        self.argument = argument
+
+
+class ConfigError(UsageError):
+    """The configuration file is invalid (unknown key, wrong type, bad TOML)."""
+
+    code = "config_invalid"
+
+    def __init__(self, path: Path | None, message: str) -> None:
+        where = f"{path}: " if path else ""
+        super().__init__(f"{where}{message}")
+        self.path = path
+
+
+# --- workspace, index and store -------------------------------------------------------------
+
+
+class NoIndexError(GitquarryError):
+    """No index exists yet for the workspace."""
+
+    code = "no_index"
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__(
+            f"no gitquarry index for {workspace}; run `gitquarry index {workspace}` first"
+        )
+        self.workspace = workspace
+
+
+class IndexCorruptError(GitquarryError):
+    """The SQLite index file is unreadable or malformed."""
+
+    code = "index_corrupt"
+
+    def __init__(self, db_path: Path, detail: str) -> None:
+        super().__init__(
+            f"the index database {db_path} is corrupt or unreadable ({detail}); "
+            "run `gitquarry rebuild-index` to rebuild it from Git"
+        )
+        self.db_path = db_path
+        self.detail = detail
+
+
+class SchemaTooNewError(GitquarryError):
+    """The index was written by a newer gitquarry than this one."""
+
+    code = "schema_too_new"
+
+    def __init__(self, db_path: Path, found: int, supported: int) -> None:
+        super().__init__(
+            f"{db_path} has schema version {found}, this gitquarry supports up to {supported}; "
+            "upgrade gitquarry or run `gitquarry rebuild-index`"
+        )
+        self.db_path = db_path
+        self.found = found
+        self.supported = supported
+
+
+class IndexBusyError(GitquarryError):
+    """Another process holds the index's write lock."""
+
+    code = "index_busy"
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(f"another gitquarry process is writing {db_path}; try again shortly")
+        self.db_path = db_path
+
+
+# --- git ------------------------------------------------------------------------------------
+
+
+class GitError(GitquarryError):
+    """A git command failed. ``args`` is the argv, ``stderr`` what git printed."""
+
+    code = "git_failed"
+
+    def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
+        cmd = " ".join(argv)
+        super().__init__(f"`{cmd}` failed with exit code {returncode}: {stderr.strip()}")
+        self.argv = argv
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class GitNotFoundError(GitquarryError):
+    """The git executable is not on PATH."""
+
+    code = "git_not_found"
+
+    def __init__(self) -> None:
+        super().__init__("the `git` executable was not found on PATH; install Git 2.31 or newer")
+
+
+class NotARepositoryError(UsageError):
+    """A path given as a repository is not one."""
+
+    code = "not_a_repository"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path} is not a Git repository")
+        self.path = path
+
+
+class GitObjectMissingError(GitquarryError):
+    """A Git object is not in the local object store (partial/shallow clone, pruned)."""
+
+    code = "git_object_unavailable"
+
+    def __init__(self, object_id: str, repo: Path) -> None:
+        super().__init__(f"Git object {object_id} is missing from {repo}")
+        self.object_id = object_id
+        self.repo = repo
+
+
+# --- embedding ------------------------------------------------------------------------------
+
+
+class EmbeddingError(GitquarryError):
+    """The embedding provider failed or is misconfigured."""
+
+    code = "embedding_failed"
+
+
+class DataBoundaryError(EmbeddingError):
+    """Repository content may not be sent through a provider with this data boundary."""
+
+    code = "data_boundary_refused"
+
+    def __init__(self, provider: str, boundary: str) -> None:
+        super().__init__(
+            f"embedding provider {provider!r} declares data_boundary={boundary!r}; repository "
+            "content is only sent to 'local_process' or 'local_network' providers. Set "
+            "[embedding] allow_remote = true to opt in explicitly."
+        )
+        self.provider = provider
+        self.boundary = boundary
+
+
+class UndeclaredDataBoundaryError(DataBoundaryError):
+    """An HTTP embedding provider declares no ``data_boundary``; it is treated as unknown."""
+
+    code = "data_boundary_undeclared"
+
+    def __init__(self, provider: str) -> None:
+        EmbeddingError.__init__(
+            self,
+            f"embedding provider {provider!r} has no data_boundary; declare where its text "
+            "goes with [embedding] data_boundary = 'local_process', 'local_network', 'remote' "
+            "or 'unknown'. Repository content is only sent to 'local_process' or "
+            "'local_network' providers unless [embedding] allow_remote = true.",
+        )
+        self.provider = provider
+        self.boundary = "unknown"
+
+
+class UnknownEmbeddingProviderError(EmbeddingError):
+    """``[embedding] provider`` names no registered provider. ``known`` lists those that are."""
+
+    code = "embedding_provider_unknown"
+    exit_code = 2
+
+    def __init__(self, provider: str, known: list[str]) -> None:
+        super().__init__(
+            f"unknown embedding provider {provider!r}; known: {', '.join(sorted(known))}"
+        )
+        self.provider = provider
+        self.known = known
+
+
+class EmbeddingConfigInvalidError(EmbeddingError):
+    """An ``[embedding]`` setting is invalid for the chosen provider; ``key`` names it."""
+
+    code = "embedding_config_invalid"
+    exit_code = 2
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"[embedding] {key}: {message}")
+        self.key = key
+
+
+class EmbeddingDependencyMissingError(EmbeddingError):
+    """The provider needs a Python package that is not installed; ``install`` says how."""
+
+    code = "embedding_dependency_missing"
+
+    def __init__(self, provider: str, package: str, install: str) -> None:
+        super().__init__(
+            f"embedding provider {provider!r} needs the {package!r} package, which is not "
+            f"installed: {install}"
+        )
+        self.provider = provider
+        self.package = package
+        self.install = install
+
+
+class EmbeddingModelUnavailableError(EmbeddingError):
+    """The model's files are not on this machine (gitquarry never downloads a model)."""
+
+    code = "embedding_model_unavailable"
+
+    def __init__(self, provider: str, model: str, detail: str) -> None:
+        super().__init__(
+            f"embedding model {model!r} ({provider}) is not available locally: {detail}"
+        )
+        self.provider = provider
+        self.model = model
+        self.detail = detail
+
+
+class EmbeddingDeviceUnavailableError(EmbeddingError):
+    """``device = "cuda"`` was requested but no CUDA runtime is usable by the provider."""
+
+    code = "embedding_device_unavailable"
+
+    def __init__(self, provider: str, device: str, detail: str) -> None:
+        super().__init__(f"embedding provider {provider!r} cannot use device {device!r}: {detail}")
+        self.provider = provider
+        self.device = device
+        self.detail = detail
+
+
+class EmbeddingEndpointError(EmbeddingError):
+    """An HTTP embedding endpoint failed: unreachable, an HTTP error, or a malformed reply.
+
+    ``status`` is the HTTP status, or None when no response arrived.
+    """
+
+    code = "embedding_endpoint_failed"
+
+    def __init__(self, url: str, status: int | None, detail: str) -> None:
+        what = f"HTTP {status}" if status is not None else "no response"
+        super().__init__(f"embedding endpoint {url} failed ({what}): {detail}")
+        self.url = url
+        self.status = status
+        self.detail = detail
+
+
+# --- graph ----------------------------------------------------------------------------------
+
+
+class GraphError(GitquarryError):
+    """The architecture graph could not be loaded."""
+
+    code = "graph_invalid"
+
+
+class NoGraphError(GitquarryError):
+    """The project has no architecture graph files."""
+
+    code = "no_graph"
+
+    def __init__(self, project: Path, graph_dir: Path) -> None:
+        super().__init__(
+            f"{project} has no architecture graph: no *.yml or *.yaml files under {graph_dir}"
+        )
+        self.project = project
+        self.graph_dir = graph_dir
+
+
+class GraphFileError(GraphError):
+    """A graph file is not valid YAML or not shaped like a beadloom graph file.
+
+    ``path`` is the file; ``detail`` says what is wrong (parser message or expected shape).
+    """
+
+    code = "graph_file_invalid"
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(f"invalid architecture graph file {path}: {detail}")
+        self.path = path
+        self.detail = detail

@@ -1,0 +1,409 @@
+"""Stream commits out of ``git log`` in batches, with a truncated diff per commit.
+
+One ``git log --no-walk=unsorted --stdin`` process per batch reads the commit hashes on stdin
+and prints, per commit, a NUL-delimited header, the ``--raw -z`` file list (exact paths, never
+C-quoted) and the patch. The patch is what ``git show --format=`` prints, except that merges
+are diffed against their first parent (``--diff-merges=first-parent``). Only the first
+``delta_max_lines`` lines of each patch are kept; the rest are counted, so a commit with a
+2-million-line diff costs constant memory.
+
+If git dies on a commit (a blob or tree missing from a partial/shallow clone or pruned store),
+that commit is retried alone; if it still fails it is read without its patch and its
+``delta_truncated`` says the diff is unavailable. The run continues with the next commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitquarry.gitio.runner import decode, git_argv, git_env
+
+log = logging.getLogger(__name__)
+
+_START = b"\x00\x01gq\x02"
+_END = b"\x00\x01gq-end\x02"
+_FORMAT = (
+    "%x00%x01gq%x02%H%x00%P%x00%an%x00%ae%x00%at%x00%cn%x00%ce%x00%ct%x00%B%x00%x01gq-end%x02"
+)
+_DIFF_OPTIONS = (
+    "--no-ext-diff", "--no-textconv", "--no-color", "-M", "--root",
+    "--diff-merges=first-parent", "--raw", "-z", "--no-abbrev",
+)
+_READ_SIZE = 1 << 20
+#: bytes of diff kept per commit, whatever the line count (one minified line can be huge).
+DELTA_MAX_BYTES = 256 * 1024
+
+
+@dataclass
+class LogCommit:
+    """One commit as read from git. Times are Unix seconds, UTC.
+
+    ``files`` lists every changed path (a rename or copy lists old and new), in git's order,
+    deduplicated. ``delta`` is the diff truncated to ``delta_max_lines`` lines with a closing
+    ``... (N lines omitted)`` line, or a note saying why it is unavailable.
+    ``decode_errors`` names the fields that held invalid UTF-8 (decoded with U+FFFD).
+    """
+
+    hash: str
+    parents: list[str]
+    author_name: str
+    author_email: str
+    author_time: int
+    committer_name: str
+    committer_email: str
+    committer_time: int
+    raw_message: str
+    files: list[str] = field(default_factory=list)
+    delta: str = ""
+    delta_lines: int = 0
+    delta_missing: bool = False
+    decode_errors: list[str] = field(default_factory=list)
+
+    @property
+    def author(self) -> str:
+        return f"{self.author_name} <{self.author_email}>"
+
+    @property
+    def committer(self) -> str:
+        return f"{self.committer_name} <{self.committer_email}>"
+
+    @property
+    def title(self) -> str:
+        """The subject: the first paragraph of the message joined into one line (as ``%s``)."""
+        return self._split()[0]
+
+    @property
+    def message(self) -> str:
+        """The body: the message after the subject paragraph (as ``%b``), stripped."""
+        return self._split()[1]
+
+    def _split(self) -> tuple[str, str]:
+        text = self.raw_message.strip("\n")
+        lines = text.split("\n")
+        subject: list[str] = []
+        i = 0
+        while i < len(lines) and lines[i].strip():
+            subject.append(lines[i].strip())
+            i += 1
+        body = "\n".join(lines[i:]).strip()
+        return " ".join(subject), body
+
+
+class _Delta:
+    """Keeps the first ``max_lines`` lines of a byte stream and counts the rest."""
+
+    __slots__ = ("bytes_cut", "complete", "kept", "last", "max_lines", "newlines")
+
+    def __init__(self, max_lines: int) -> None:
+        self.max_lines = max_lines
+        self.kept = bytearray()
+        self.newlines = 0
+        self.complete = False  # kept holds max_lines full lines
+        self.last = b""
+        self.bytes_cut = False
+
+    def feed(self, data: bytes | memoryview) -> None:
+        if not data:
+            return
+        data = bytes(data)
+        if not self.complete:
+            need = self.max_lines - self.newlines
+            start = 0
+            pos = -1
+            for _ in range(need):
+                pos = data.find(b"\n", start)
+                if pos == -1:
+                    break
+                start = pos + 1
+            if pos != -1 and need > 0:
+                self.kept += data[: pos + 1]
+                self.complete = True
+            else:
+                self.kept += data
+            if len(self.kept) > DELTA_MAX_BYTES:
+                del self.kept[DELTA_MAX_BYTES:]
+                self.bytes_cut = True
+                self.complete = True
+        self.newlines += data.count(b"\n")
+        self.last = data[-1:]
+
+    def total_lines(self) -> int:
+        if not self.last:
+            return 0
+        return self.newlines + (0 if self.last == b"\n" else 1)
+
+    def render(self) -> tuple[bytes, int]:
+        total = self.total_lines()
+        if total <= self.max_lines and not self.bytes_cut:
+            return bytes(self.kept), total
+        kept = bytes(self.kept).rstrip(b"\n")
+        shown = kept.count(b"\n") + 1 if kept else 0
+        omitted = max(total - shown, 0)
+        note = f"\n\n... ({omitted} lines omitted)"
+        if self.bytes_cut:
+            note = f"\n\n... (diff cut at {DELTA_MAX_BYTES} bytes; {omitted} lines omitted)"
+        return kept + note.encode(), total
+
+
+class _Parser:
+    """Incremental parser of the ``git log`` stream described in the module docstring."""
+
+    def __init__(self, max_lines: int) -> None:
+        self.max_lines = max_lines
+        self.buf = bytearray()
+        self.pos = 0
+        self.state = "header"
+        self.current: LogCommit | None = None
+        self.delta: _Delta | None = None
+
+    def feed(self, chunk: bytes) -> Iterator[LogCommit]:
+        if self.pos > (1 << 20) and self.pos > len(self.buf) // 2:
+            del self.buf[: self.pos]
+            self.pos = 0
+        self.buf += chunk
+        yield from self._drain(eof=False)
+
+    def finish(self) -> list[LogCommit]:
+        """At end of stream: the commits not yet yielded (complete only if git exited 0)."""
+        rest = list(self._drain(eof=True))
+        last = self._finalize()
+        if last is not None:
+            rest.append(last)
+        return rest
+
+    def _finalize(self) -> LogCommit | None:
+        commit = self.current
+        if commit is None:
+            return None
+        if self.delta is not None:
+            raw, total = self.delta.render()
+            text, bad = decode(raw)
+            if bad:
+                commit.decode_errors.append("diff")
+            commit.delta = text
+            commit.delta_lines = total
+        self.current = None
+        self.delta = None
+        return commit
+
+    def _drain(self, *, eof: bool) -> Iterator[LogCommit]:
+        buf = self.buf
+        while True:
+            if self.state == "header":
+                start = buf.find(_START, self.pos)
+                if start == -1:
+                    return
+                end = buf.find(_END, start)
+                if end == -1:
+                    return
+                self.current = _parse_header(bytes(buf[start + len(_START) : end]))
+                self.delta = None
+                self.pos = end + len(_END)
+                self.state = "after_header"
+            elif self.state == "after_header":
+                if len(buf) - self.pos < 2 and not eof:
+                    return
+                if buf[self.pos : self.pos + 1] == b"\x00":
+                    self.pos += 1
+                if buf[self.pos : self.pos + 1] == b"\n":
+                    self.pos += 1
+                    self.state = "raw"
+                else:
+                    done = self._finalize()
+                    if done is not None:
+                        yield done
+                    self.state = "header"
+                    if eof and self.pos >= len(buf):
+                        return
+            elif self.state == "raw":
+                if buf[self.pos : self.pos + 1] == b":":
+                    first = buf.find(b"\x00", self.pos)
+                    if first == -1:
+                        if eof:
+                            self.state = "patch"
+                            continue
+                        return
+                    meta = bytes(buf[self.pos + 1 : first]).split()
+                    status = meta[-1][:1] if meta else b"M"
+                    n_paths = 2 if status in (b"R", b"C") else 1
+                    cursor = first + 1
+                    paths: list[bytes] = []
+                    for _ in range(n_paths):
+                        nul = buf.find(b"\x00", cursor)
+                        if nul == -1:
+                            break
+                        paths.append(bytes(buf[cursor:nul]))
+                        cursor = nul + 1
+                    if len(paths) < n_paths:
+                        if eof:
+                            self.state = "patch"
+                            continue
+                        return
+                    assert self.current is not None
+                    for raw_path in paths:
+                        text, bad = decode(raw_path)
+                        if bad and "path" not in self.current.decode_errors:
+                            self.current.decode_errors.append("path")
+                        if text not in self.current.files:
+                            self.current.files.append(text)
+                    self.pos = cursor
+                else:
+                    if buf[self.pos : self.pos + 1] == b"\x00":
+                        self.pos += 1
+                    self.state = "patch"
+                    self.delta = _Delta(self.max_lines)
+            elif self.state == "patch":
+                if self.delta is None:
+                    self.delta = _Delta(self.max_lines)
+                nxt = buf.find(_START, self.pos)
+                if nxt == -1:
+                    limit = len(buf) if eof else max(self.pos, len(buf) - len(_START) + 1)
+                    self.delta.feed(memoryview(buf)[self.pos : limit])
+                    self.pos = limit
+                    return
+                self.delta.feed(memoryview(buf)[self.pos : nxt])
+                self.pos = nxt
+                done = self._finalize()
+                if done is not None:
+                    yield done
+                self.state = "header"
+
+
+def _parse_header(raw: bytes) -> LogCommit:
+    parts = raw.split(b"\x00")
+    if len(parts) < 9:
+        raise ValueError(f"unexpected git log header: {raw[:200]!r}")
+    # The message is the last field and cannot hold NUL; rejoin defensively all the same.
+    h, p, an, ae, at, cn, ce, ct = parts[:8]
+    message = b"\x00".join(parts[8:])
+    errors: list[str] = []
+
+    def text(value: bytes, name: str) -> str:
+        out, bad = decode(value)
+        if bad:
+            errors.append(name)
+        return out
+
+    commit = LogCommit(
+        hash=h.decode("ascii"),
+        parents=p.decode("ascii").split(),
+        author_name=text(an, "author"),
+        author_email=text(ae, "author"),
+        author_time=int(at or 0),
+        committer_name=text(cn, "committer"),
+        committer_email=text(ce, "committer"),
+        committer_time=int(ct or 0),
+        raw_message=text(message, "message"),
+    )
+    commit.decode_errors = sorted(set(errors))
+    return commit
+
+
+def _run_batch(
+    git_dir: Path, hashes: Sequence[str], max_lines: int, *, patch: bool = True
+) -> Iterator[LogCommit | tuple[int, str]]:
+    """Yield parsed commits in input order; on git failure, finally yield (rc, stderr)."""
+    args = ["log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}", *_DIFF_OPTIONS]
+    if patch:
+        args.append("-p")
+    argv = git_argv(git_dir, args)
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=git_env()
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(("\n".join(hashes) + "\n").encode("ascii"))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        parser = _Parser(max_lines)
+        try:
+            while True:
+                chunk = proc.stdout.read1(_READ_SIZE)
+                if not chunk:
+                    break
+                yield from parser.feed(chunk)
+            rest = parser.finish()
+            rc = proc.wait()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+        if rc == 0:
+            yield from rest
+            return
+        err.seek(0)
+        yield (rc, err.read().decode("utf-8", "replace"))
+
+
+def stream_commits(
+    git_dir: Path, hashes: Sequence[str], *, delta_max_lines: int = 200
+) -> Iterator[LogCommit]:
+    """Yield one ``LogCommit`` per hash, in the order given, reading with as few git
+    processes as possible. A commit whose objects are missing is still yielded, with
+    ``delta_missing`` set. Callers batch (e.g. 2,000 hashes) for transactions and progress.
+
+    :raises GitError: only if even the header of a commit cannot be read.
+    """
+    i = 0
+    while i < len(hashes):
+        done = 0
+        failure: tuple[int, str] | None = None
+        for item in _run_batch(git_dir, hashes[i:], delta_max_lines):
+            if isinstance(item, tuple):
+                failure = item
+                break
+            if item.hash != hashes[i + done]:
+                raise ValueError(f"git log order mismatch: {item.hash} != {hashes[i + done]}")
+            yield item
+            done += 1
+        if failure is None:
+            return
+        bad = hashes[i + done]
+        yield _read_degraded(git_dir, bad, delta_max_lines, failure[1])
+        i += done + 1
+
+
+def _read_degraded(git_dir: Path, commit_hash: str, max_lines: int, stderr: str) -> LogCommit:
+    """Read one commit that made a batch fail: first alone with its patch, then without."""
+    for patch in (True, False):
+        got: LogCommit | None = None
+        for item in _run_batch(git_dir, [commit_hash], max_lines, patch=patch):
+            if isinstance(item, tuple):
+                stderr = item[1]
+                got = None
+                break
+            got = item
+        if got is not None:
+            if not patch:
+                reason = _first_fatal_line(stderr)
+                got.delta = f"(diff unavailable: a Git object is missing from the local object store: {reason})"
+                got.delta_missing = True
+                log.warning("commit %s: diff unavailable (%s)", commit_hash, reason)
+            return got
+    # Even the header is unreadable (the commit's tree is gone): build the header alone.
+    from gitquarry.gitio.runner import run_git
+
+    proc = run_git(git_dir, ["log", "-1", "--no-walk", f"--format={_FORMAT}", commit_hash])
+    parser = _Parser(max_lines)
+    commits = [*parser.feed(proc.stdout), *parser.finish()]
+    commit = commits[0]
+    reason = _first_fatal_line(stderr)
+    commit.delta = f"(diff unavailable: a Git object is missing from the local object store: {reason})"
+    commit.delta_missing = True
+    return commit
+
+
+def _first_fatal_line(stderr: str) -> str:
+    for line in stderr.splitlines():
+        line = line.strip()
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return stderr.strip().splitlines()[0] if stderr.strip() else "git failed"

@@ -1,0 +1,81 @@
+"""Result types of the commit-history corpus."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommitResult:
+    """One commit in a search response (the seed's ``CommitResult`` plus debug fields).
+
+    ``timestamp`` is the committer time, Unix seconds UTC. ``message`` is the body without the
+    title. ``score`` is in [0, 1], higher is better, sorted descending. ``lexical_rank`` /
+    ``semantic_rank`` are 1-based ranks in each list (None: not in that list); ``bm25`` is
+    SQLite's bm25() value (lower is better); ``similarity`` the cosine similarity.
+    """
+
+    hash: str
+    title: str
+    author: str
+    committer: str
+    timestamp: int
+    message: str
+    files_changed: list[str]
+    delta_truncated: str
+    score: float
+    repo_path: str
+    author_time: int = 0
+    parents: list[str] = field(default_factory=list)
+    is_merge: bool = False
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    bm25: float | None = None
+    similarity: float | None = None
+
+    def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        """The seed's result fields; with ``explain`` also ranks, bm25 and similarity."""
+        data = asdict(self)
+        if not explain:
+            for key in ("lexical_rank", "semantic_rank", "bm25", "similarity"):
+                data.pop(key)
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warning_:
+    """A warning with a stable ``code`` for automation and a human ``message``."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class GitSearchResponse:
+    """The response of ``search_git_history``.
+
+    ``effective_mode`` is what actually ran ("lexical", "semantic" or "hybrid");
+    ``requested_mode`` what was asked. ``embedded_fraction`` is the share of indexed commits
+    that have a vector in the active embedding namespace (0.0 when none).
+    """
+
+    results: list[CommitResult]
+    query: str
+    total_commits_indexed: int
+    requested_mode: str = "lexical"
+    effective_mode: str = "lexical"
+    embedded_fraction: float = 0.0
+    warnings: list[Warning_] = field(default_factory=list)
+
+    def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        return {
+            "results": [r.to_dict(explain=explain) for r in self.results],
+            "query": self.query,
+            "total_commits_indexed": self.total_commits_indexed,
+            "requested_mode": self.requested_mode,
+            "effective_mode": self.effective_mode,
+            "embedded_fraction": self.embedded_fraction,
+            "warnings": [w.message for w in self.warnings],
+            "warning_details": [{"code": w.code, "message": w.message} for w in self.warnings],
+        }

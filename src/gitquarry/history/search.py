@@ -1,0 +1,260 @@
+"""``search_git_history``: the one search function behind the CLI and MCP surfaces.
+
+Pipeline: validate → candidate filters (files glob, time range) → BM25 top-k from FTS5 →
+(semantic top-k, when vectors exist) → RRF → normalise → hydrate. Filters are part of the
+ranking queries themselves, so ``top_n`` is filled whenever enough matching commits exist.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from gitquarry.errors import InvalidArgumentError
+from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
+from gitquarry.retrieval.filters import compile_glob
+from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.store import Store
+from gitquarry.store.connection import translate_sqlite_error
+
+log = logging.getLogger(__name__)
+
+#: BM25 column weights for (title, message, author, committer, files_changed, delta_truncated)
+BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0, 2.0, 1.0)
+TOP_N_MAX = 100
+#: how many candidates each ranker contributes to fusion, relative to top_n
+CANDIDATE_FACTOR = 4
+CANDIDATE_MIN = 50
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Candidate filters. Times are Unix seconds UTC, inclusive bounds."""
+
+    files_glob: str | None = None
+    after: int | None = None
+    before: int | None = None
+
+
+def lexical_sql(*, has_glob: bool, has_after: bool, has_before: bool) -> str:
+    """The BM25 top-k query. Parameters: ``:match``, ``:after``, ``:before``, ``:limit``.
+
+    Ties on bm25 are broken by newer committer time, then by row id: deterministic.
+    """
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    where = ["commit_fts MATCH :match"]
+    if has_after:
+        where.append("c.timestamp >= :after")
+    if has_before:
+        where.append("c.timestamp <= :before")
+    if has_glob:
+        where.append("c.id IN (SELECT id FROM temp.gq_candidates)")
+    return (
+        f"SELECT c.id AS id, bm25(commit_fts, {weights}) AS bm25 "
+        "FROM commit_fts JOIN git_commits c ON c.id = commit_fts.rowid "
+        f"WHERE {' AND '.join(where)} "
+        "ORDER BY bm25, c.timestamp DESC, c.id LIMIT :limit"
+    )
+
+
+def prepare_glob_candidates(conn: sqlite3.Connection, files_glob: str) -> int:
+    """Fill ``temp.gq_candidates`` with the ids of commits that changed a matching path.
+
+    The glob is matched against distinct paths, then expanded to commits. Returns the count.
+    :raises InvalidGlobError: the pattern is malformed.
+    """
+    match = compile_glob(files_glob)
+    path_ids = [row[0] for row in conn.execute("SELECT id, path FROM paths") if match(row[1])]
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_candidates (id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.gq_candidates")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_paths (id INTEGER PRIMARY KEY)")
+    conn.execute("DELETE FROM temp.gq_paths")
+    conn.executemany("INSERT INTO temp.gq_paths (id) VALUES (?)", ((i,) for i in path_ids))
+    conn.execute(
+        "INSERT OR IGNORE INTO temp.gq_candidates (id) SELECT commit_id FROM commit_paths "
+        "WHERE path_id IN (SELECT id FROM temp.gq_paths)"
+    )
+    return int(conn.execute("SELECT count(*) FROM temp.gq_candidates").fetchone()[0])
+
+
+def lexical_top_k(
+    conn: sqlite3.Connection, query: str, filters: Filters, limit: int, *, has_glob: bool
+) -> list[tuple[int, float]]:
+    """BM25 top-``limit`` as (commit id, bm25) best first; [] when nothing is searchable.
+
+    Words are OR-ed: BM25 ranks commits holding more (and rarer) query words first.
+    """
+    match = fts5_match_expression(query, "OR")
+    if not match:
+        return []
+    sql = lexical_sql(
+        has_glob=has_glob, has_after=filters.after is not None, has_before=filters.before is not None
+    )
+    params: dict[str, Any] = {"match": match, "limit": limit}
+    if filters.after is not None:
+        params["after"] = filters.after
+    if filters.before is not None:
+        params["before"] = filters.before
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+def hydrate(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
+    """Full rows for ``ids`` plus ``repo_path`` (the first repository, by path, holding it)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT c.*, (SELECT r.path FROM repo_commits rc JOIN repositories r "
+        "ON r.id = rc.repo_id WHERE rc.commit_id = c.id ORDER BY r.path LIMIT 1) AS repo_path "
+        f"FROM git_commits c WHERE c.id IN ({marks})",
+        ids,
+    ).fetchall()
+    return {int(r["id"]): r for r in rows}
+
+
+def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
+    return CommitResult(
+        hash=row["hash"],
+        title=row["title"],
+        author=row["author"],
+        committer=row["committer"],
+        timestamp=int(row["timestamp"]),
+        message=row["message"],
+        files_changed=json.loads(row["files_changed"]),
+        delta_truncated=row["delta_truncated"],
+        score=round(score, 6),
+        repo_path=row["repo_path"] or "",
+        author_time=int(row["author_time"]),
+        parents=row["parents"].split(),
+        is_merge=bool(row["is_merge"]),
+        **extra,
+    )
+
+
+def validate_top_n(top_n: int) -> None:
+    if isinstance(top_n, bool) or not isinstance(top_n, int) or not 1 <= top_n <= TOP_N_MAX:
+        raise InvalidArgumentError("top_n", f"must be an integer from 1 to {TOP_N_MAX}, got {top_n!r}")
+
+
+def search_git_history(
+    store: Store,
+    query: str,
+    *,
+    top_n: int = 5,
+    files_glob: str | None = None,
+    after: int | None = None,
+    before: int | None = None,
+    mode: str = "lexical",
+    semantic: Any | None = None,
+    lexical_weight: float = 1.0,
+    semantic_weight: float = 1.0,
+    rrf_k: int = 60,
+) -> GitSearchResponse:
+    """Search indexed commits.
+
+    ``mode`` is "lexical", "semantic" or "hybrid". ``semantic`` is a ranker from
+    ``gitquarry.history.semantic`` (or None: hybrid/semantic then degrade to lexical with a
+    warning). ``after``/``before`` are inclusive Unix-second bounds on the committer time.
+    Results are sorted by ``score`` descending, ties broken deterministically.
+
+    :raises InvalidArgumentError: top_n outside 1..100, unknown mode, after > before.
+    :raises InvalidGlobError: ``files_glob`` is malformed.
+    :raises IndexCorruptError: the database is unreadable.
+    """
+    validate_top_n(top_n)
+    if mode not in ("lexical", "semantic", "hybrid"):
+        raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
+    if after is not None and before is not None and after > before:
+        raise InvalidArgumentError("after", f"after ({after}) is later than before ({before})")
+    if files_glob is not None and files_glob == "":
+        files_glob = None
+    filters = Filters(files_glob=files_glob, after=after, before=before)
+    conn = store.conn
+    warnings: list[Warning_] = []
+    try:
+        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        if not query or not query.strip():
+            log.warning("empty query")
+            warnings.append(Warning_(code="empty_query", message="the query is empty"))
+            return GitSearchResponse(
+                results=[], query=query, total_commits_indexed=total, requested_mode=mode,
+                effective_mode="lexical", warnings=warnings,
+            )
+        has_glob = False
+        if files_glob is not None:
+            compile_glob(files_glob)  # validate before touching the database
+            conn.execute("BEGIN")
+            has_glob = True
+            prepare_glob_candidates(conn, files_glob)
+        try:
+            limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
+            lexical = lexical_top_k(conn, query, filters, limit, has_glob=has_glob)
+            if not fts5_match_expression(query) and mode == "lexical":
+                warnings.append(
+                    Warning_(
+                        code="no_searchable_terms",
+                        message=f"the query {query!r} holds no searchable word",
+                    )
+                )
+            semantic_hits: list[tuple[int, float]] = []
+            effective = "lexical"
+            embedded_fraction = 0.0
+            if mode in ("semantic", "hybrid"):
+                if semantic is None:
+                    warnings.append(
+                        Warning_(
+                            code="semantic_unavailable",
+                            message="no embedding model is configured; used lexical search",
+                        )
+                    )
+                else:
+                    outcome = semantic.top_k(conn, query, filters, limit, has_glob=has_glob)
+                    semantic_hits = outcome.hits
+                    embedded_fraction = outcome.embedded_fraction
+                    warnings.extend(outcome.warnings)
+                    effective = outcome.effective_mode(mode)
+            if effective == "semantic":
+                rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
+                weights = [semantic_weight]
+            elif effective == "hybrid":
+                rankings = [[i for i, _ in lexical], [i for i, _ in semantic_hits]]
+                weights = [lexical_weight, semantic_weight]
+            else:
+                rankings = [[i for i, _ in lexical]]
+                weights = [lexical_weight]
+            fused = rrf_fuse(rankings, weights, k=rrf_k)[:top_n]
+            rows = hydrate(conn, [i for i, _ in fused])
+            lex_rank = {cid: n for n, (cid, _) in enumerate(lexical, start=1)}
+            lex_score = dict(lexical)
+            sem_rank = {cid: n for n, (cid, _) in enumerate(semantic_hits, start=1)}
+            sem_score = dict(semantic_hits)
+            results = [
+                _result(
+                    rows[cid],
+                    normalise_rrf(score, weights, k=rrf_k),
+                    lexical_rank=lex_rank.get(cid),
+                    semantic_rank=sem_rank.get(cid),
+                    bm25=lex_score.get(cid),
+                    similarity=sem_score.get(cid),
+                )
+                for cid, score in fused
+                if cid in rows
+            ]
+        finally:
+            if has_glob:
+                conn.execute("ROLLBACK")
+    except sqlite3.DatabaseError as exc:
+        raise translate_sqlite_error(store.path, exc) from exc
+    return GitSearchResponse(
+        results=results,
+        query=query,
+        total_commits_indexed=total,
+        requested_mode=mode,
+        effective_mode=effective,
+        embedded_fraction=embedded_fraction,
+        warnings=warnings,
+    )

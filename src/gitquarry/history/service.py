@@ -1,0 +1,74 @@
+"""``HistorySearcher``: one open index plus (lazily) the embedding model, shared by the CLI
+and the MCP server so both surfaces run the same search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gitquarry.history.models import GitSearchResponse
+from gitquarry.history.search import search_git_history
+from gitquarry.store import Store
+from gitquarry.workspace import Workspace
+
+
+class HistorySearcher:
+    """Searches one workspace's commit index. The embedding model is loaded on the first
+    semantic/hybrid query and kept for the life of the object; lexical queries never load it.
+    """
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._store: Store | None = None
+        self._semantic: Any | None = None
+        self._semantic_loaded = False
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = self.workspace.open_store()
+        return self._store
+
+    def semantic(self) -> Any | None:
+        """The semantic ranker for the configured embedding namespace, or None."""
+        if not self._semantic_loaded:
+            self._semantic_loaded = True
+            from gitquarry.history.semantic import load_semantic_ranker
+
+            self._semantic = load_semantic_ranker(self.workspace.config, self.store)
+        return self._semantic
+
+    def search(
+        self,
+        query: str,
+        *,
+        top_n: int = 5,
+        files_glob: str | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        mode: str | None = None,
+    ) -> GitSearchResponse:
+        """Run ``search_git_history`` with the workspace's ``[search]`` settings.
+
+        ``mode`` None means the configured default (hybrid unless changed).
+        """
+        cfg = self.workspace.config.search
+        mode = mode or cfg.mode
+        semantic = self.semantic() if mode in ("semantic", "hybrid") else None
+        return search_git_history(
+            self.store,
+            query,
+            top_n=top_n,
+            files_glob=files_glob,
+            after=after,
+            before=before,
+            mode=mode,
+            semantic=semantic,
+            lexical_weight=cfg.lexical_weight,
+            semantic_weight=cfg.semantic_weight,
+            rrf_k=cfg.rrf_k,
+        )
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None

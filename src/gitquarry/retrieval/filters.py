@@ -1,0 +1,103 @@
+"""Candidate filters applied before ranking: changed-file globs and time ranges.
+
+Globs have gitignore-style semantics via ``wcmatch``: ``**`` spans directories
+(``src/**/*.py`` matches ``src/a.py`` and ``src/x/y/a.py``, not ``lib/src/a.py``), ``*`` and
+``?`` stay within one path segment, ``{a,b}`` expands, dotfiles match. A pattern without ``/``
+matches the file name at any depth (``*.md`` is ``**/*.md``), as in ``.gitignore``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from wcmatch import glob as wcglob
+
+from gitquarry.errors import InvalidGlobError, InvalidTimeError
+
+_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
+
+PathMatcher = Callable[[str], bool]
+
+
+def _check_brackets(pattern: str) -> None:
+    depth_brace = 0
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            close = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
+            if close == -1:
+                raise InvalidGlobError(pattern, f"unclosed '[' at position {i}")
+            i = close + 1
+            continue
+        if ch == "{":
+            depth_brace += 1
+        elif ch == "}":
+            depth_brace -= 1
+            if depth_brace < 0:
+                raise InvalidGlobError(pattern, f"unmatched '}}' at position {i}")
+        i += 1
+    if depth_brace:
+        raise InvalidGlobError(pattern, "unclosed '{'")
+
+
+def compile_glob(pattern: str) -> PathMatcher:
+    """Compile ``pattern`` into a predicate over repository-relative POSIX paths.
+
+    :raises InvalidGlobError: empty pattern, NUL byte, unclosed ``[`` or ``{``, unmatched
+        ``}``, a leading ``/`` or ``!`` (negation is not supported), or a pattern wcmatch
+        rejects.
+    """
+    if not pattern or not pattern.strip():
+        raise InvalidGlobError(pattern, "the pattern is empty")
+    if "\x00" in pattern:
+        raise InvalidGlobError(pattern, "NUL character in pattern")
+    if pattern.startswith("!"):
+        raise InvalidGlobError(pattern, "negated patterns are not supported")
+    _check_brackets(pattern)
+    effective = pattern.lstrip("/") if pattern.startswith("/") else pattern
+    if "/" not in pattern:
+        effective = "**/" + pattern
+    if effective.endswith("/"):
+        effective += "**"
+    try:
+        regexes = wcglob.translate(effective, flags=_FLAGS)[0]
+        compiled = [re.compile(r) for r in regexes]
+    except (ValueError, re.error) as exc:
+        raise InvalidGlobError(pattern, str(exc)) from exc
+
+    def match(path: str) -> bool:
+        return any(rx.fullmatch(path) for rx in compiled)
+
+    return match
+
+
+def parse_time(value: str | int | None) -> int | None:
+    """Parse a time bound into Unix seconds (UTC).
+
+    Accepts an int, a string of digits (Unix seconds, optionally negative), or ISO-8601
+    (``2024-05-01``, ``2024-05-01T12:00``, ``2024-05-01T12:00:00+02:00``, ``...Z``). A date or
+    time without an offset is taken as UTC.
+    :raises InvalidTimeError: anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidTimeError(str(value))
+    if isinstance(value, int):
+        return value
+    text = value.strip()
+    if re.fullmatch(r"-?\d+", text):
+        return int(text)
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidTimeError(value) from exc
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp())

@@ -1,0 +1,125 @@
+"""Schema of the architecture-graph corpus (owned by ``gitquarry.graph``).
+
+Tables (all rebuilt from scratch by each graph reindex):
+
+- ``nodes(ref_id, kind, summary, source, extra, graph_file)``: one row per graph node;
+  ``extra`` is a JSON object of the node's other YAML keys.
+- ``edges(src, dst, kind, graph_file)``: edges whose both ends are known nodes.
+- ``docs(id, path, ref_id, sha256, size_bytes)``: one row per indexed Markdown file, ``path``
+  relative to the project root (POSIX separators). ``ref_id`` is the first node that lists
+  the doc (the seed's join column), NULL when no node links it ("unlinked").
+- ``doc_links(doc_id, ref_id, position)``: every node → doc link (a doc may serve several
+  nodes); ``position`` is the doc's index in the node's ``docs:`` list.
+- ``chunks(id, doc_id, ordinal, heading, content)``: a doc's ``##`` sections, at most
+  ``[graph] chunk_max_chars`` characters each; ``content`` includes the heading line.
+- ``graph_sources(path, role, mtime_ns, size_bytes)``: the files the last reindex read
+  (``role`` is ``graph``, ``doc`` or ``missing_doc``; a missing doc has size -1), compared
+  with the file system to decide whether the index is stale.
+- ``graph_state(key, value)``: ``last_indexed_at`` (Unix seconds), ``config`` (JSON).
+- ``search_index``: FTS5 ``(ref_id, kind UNINDEXED, summary, content)``, one row per node,
+  ``porter unicode61``. Created only where SQLite has the FTS5 module; without it the plain
+  tables above still exist and search falls back to LIKE.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from gitquarry.store.migrations import MIGRATIONS, run_script
+
+SEARCH_INDEX_DDL = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5("
+    "ref_id, kind UNINDEXED, summary, content, tokenize='porter unicode61')"
+)
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` can create FTS5 tables (probed with a throwaway temp table).
+
+    Any ``sqlite3.OperationalError`` from the probe (``no such module: fts5``, or an
+    authorizer that denies virtual tables) means "not available". Never raises.
+    """
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._gq_fts5_probe USING fts5(x)")
+    except sqlite3.OperationalError:
+        return False
+    conn.execute("DROP TABLE temp._gq_fts5_probe")
+    return True
+
+
+def ensure_search_table(conn: sqlite3.Connection) -> bool:
+    """Create ``search_index`` if FTS5 is available and the table is missing.
+
+    Returns True when the table exists afterwards, False when this SQLite has no FTS5.
+    Idempotent; safe inside the caller's transaction.
+    """
+    if not fts5_available(conn):
+        return False
+    conn.execute(SEARCH_INDEX_DDL)
+    return True
+
+
+@MIGRATIONS("graph_0001_init")
+def _init(conn: sqlite3.Connection) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE nodes (
+            ref_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            source TEXT,
+            extra TEXT NOT NULL DEFAULT '{}',   -- JSON object of the node's other keys
+            graph_file TEXT NOT NULL            -- project-relative file that defined it
+        );
+        CREATE INDEX idx_nodes_kind ON nodes(kind);
+
+        CREATE TABLE edges (
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            graph_file TEXT NOT NULL,
+            PRIMARY KEY (src, dst, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_edges_dst ON edges(dst);
+
+        CREATE TABLE docs (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,          -- project-relative, POSIX separators
+            ref_id TEXT,                        -- first linking node; NULL = unlinked
+            sha256 TEXT NOT NULL,
+            size_bytes INTEGER NOT NULL
+        );
+        CREATE INDEX idx_docs_ref_id ON docs(ref_id);
+
+        CREATE TABLE doc_links (
+            doc_id INTEGER NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+            ref_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (ref_id, doc_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_doc_links_doc ON doc_links(doc_id);
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            doc_id INTEGER NOT NULL REFERENCES docs(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            content TEXT NOT NULL
+        );
+        CREATE INDEX idx_chunks_doc ON chunks(doc_id, ordinal);
+
+        CREATE TABLE graph_sources (
+            path TEXT PRIMARY KEY,              -- project-relative, POSIX separators
+            role TEXT NOT NULL,                 -- graph | doc | missing_doc
+            mtime_ns INTEGER NOT NULL,
+            size_bytes INTEGER NOT NULL         -- -1 for a missing doc
+        ) WITHOUT ROWID;
+
+        CREATE TABLE graph_state (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    )
+    ensure_search_table(conn)

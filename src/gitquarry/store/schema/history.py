@@ -1,0 +1,134 @@
+"""Schema of the commit-history corpus.
+
+``git_commits`` keeps the seed's columns (hash, timestamp, author, committer, title, message,
+files_changed, delta_truncated, embedding, indexed_at) plus what multi-repository search needs.
+``timestamp`` is the committer time and ``author_time`` the author time, Unix seconds, UTC.
+``files_changed`` is a JSON array of repository-relative paths (a rename lists old and new).
+``embedding`` holds the vector of the active embedding namespace (little-endian float32,
+L2-normalised) or NULL; ``commit_vectors`` keeps vectors per namespace.
+
+``commit_fts`` is an external-content FTS5 index over ``git_commits`` kept current by triggers.
+``paths``/``commit_paths`` let a files glob select candidate commits before ranking: the glob
+is matched against distinct paths, not against every commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from gitquarry.store.migrations import MIGRATIONS, run_script
+
+
+@MIGRATIONS("history_0001_init")
+def _init(conn: sqlite3.Connection) -> None:
+    run_script(
+        conn,
+        """
+        CREATE TABLE repositories (
+            id INTEGER PRIMARY KEY,
+            common_dir TEXT NOT NULL UNIQUE,   -- absolute git common dir: the identity
+            path TEXT NOT NULL,                -- worktree root, or the bare repository dir
+            is_bare INTEGER NOT NULL DEFAULT 0,
+            object_format TEXT NOT NULL DEFAULT 'sha1',
+            last_indexed_at INTEGER,           -- Unix seconds, UTC
+            run_in_progress INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+
+        CREATE TABLE repo_refs (
+            repo_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+            ref TEXT NOT NULL,
+            tip TEXT NOT NULL,
+            PRIMARY KEY (repo_id, ref)
+        );
+
+        CREATE TABLE git_commits (
+            id INTEGER PRIMARY KEY,
+            hash TEXT NOT NULL UNIQUE,
+            timestamp INTEGER NOT NULL,
+            author TEXT NOT NULL,
+            committer TEXT NOT NULL,
+            title TEXT NOT NULL,
+            message TEXT NOT NULL,
+            files_changed TEXT NOT NULL,
+            delta_truncated TEXT NOT NULL,
+            embedding BLOB,
+            indexed_at INTEGER NOT NULL,
+            author_time INTEGER NOT NULL,
+            parents TEXT NOT NULL,            -- space-separated parent hashes
+            is_merge INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX idx_timestamp ON git_commits(timestamp);
+        CREATE INDEX idx_indexed_at ON git_commits(indexed_at);
+
+        CREATE TABLE repo_commits (
+            repo_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+            commit_id INTEGER NOT NULL REFERENCES git_commits(id) ON DELETE CASCADE,
+            PRIMARY KEY (repo_id, commit_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_repo_commits_commit ON repo_commits(commit_id);
+
+        CREATE TABLE paths (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE commit_paths (
+            path_id INTEGER NOT NULL REFERENCES paths(id),
+            commit_id INTEGER NOT NULL REFERENCES git_commits(id) ON DELETE CASCADE,
+            PRIMARY KEY (path_id, commit_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_commit_paths_commit ON commit_paths(commit_id);
+
+        CREATE VIRTUAL TABLE commit_fts USING fts5(
+            title, message, author, committer, files_changed, delta_truncated,
+            content='git_commits', content_rowid='id',
+            tokenize='porter unicode61'
+        );
+        CREATE TRIGGER git_commits_ai AFTER INSERT ON git_commits BEGIN
+            INSERT INTO commit_fts(rowid, title, message, author, committer, files_changed,
+                                   delta_truncated)
+            VALUES (new.id, new.title, new.message, new.author, new.committer,
+                    new.files_changed, new.delta_truncated);
+        END;
+        CREATE TRIGGER git_commits_ad AFTER DELETE ON git_commits BEGIN
+            INSERT INTO commit_fts(commit_fts, rowid, title, message, author, committer,
+                                   files_changed, delta_truncated)
+            VALUES ('delete', old.id, old.title, old.message, old.author, old.committer,
+                    old.files_changed, old.delta_truncated);
+        END;
+        CREATE TRIGGER git_commits_au AFTER UPDATE OF title, message, author, committer,
+            files_changed, delta_truncated ON git_commits BEGIN
+            INSERT INTO commit_fts(commit_fts, rowid, title, message, author, committer,
+                                   files_changed, delta_truncated)
+            VALUES ('delete', old.id, old.title, old.message, old.author, old.committer,
+                    old.files_changed, old.delta_truncated);
+            INSERT INTO commit_fts(rowid, title, message, author, committer, files_changed,
+                                   delta_truncated)
+            VALUES (new.id, new.title, new.message, new.author, new.committer,
+                    new.files_changed, new.delta_truncated);
+        END;
+
+        CREATE TABLE embedding_namespaces (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,          -- provider/model/dims/text-format identity
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dimensions INTEGER NOT NULL,
+            text_format TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE commit_vectors (
+            namespace_id INTEGER NOT NULL REFERENCES embedding_namespaces(id) ON DELETE CASCADE,
+            commit_id INTEGER NOT NULL REFERENCES git_commits(id) ON DELETE CASCADE,
+            text_sha256 TEXT NOT NULL,         -- digest of the exact embedded text
+            vector BLOB NOT NULL,              -- little-endian float32, L2-normalised
+            PRIMARY KEY (namespace_id, commit_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_commit_vectors_commit ON commit_vectors(commit_id);
+
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """
+    )
