@@ -12,6 +12,9 @@ from gitquarry.workspace import Workspace
 
 @dataclass
 class ExtrasReport:
+    """``graph``: the graph reindex report (None: no graph); ``embeddings``: the embedding
+    run (None: skipped); ``notes``: one-line summaries for the CLI."""
+
     graph: dict[str, Any] | None = None
     embeddings: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
@@ -23,12 +26,56 @@ class ExtrasReport:
         return list(self.notes)
 
 
+def embed_commits(workspace: Workspace, store: Store, *, progress: Progress) -> dict[str, Any] | None:
+    """Embed commits lacking vectors with the configured provider; None when provider=none.
+
+    :raises DataBoundaryError: the provider's data boundary forbids repository content.
+    :raises EmbeddingError: the provider failed (finished batches are kept).
+    """
+    from gitquarry.embedding import create_embedder
+    from gitquarry.history.embed import embed_pending
+
+    config = workspace.config.embedding
+    embedder = create_embedder(config, purpose="index")
+    if embedder is None:
+        return None
+    try:
+        report = embed_pending(store, embedder, batch_size=config.batch_size, progress=progress)
+    finally:
+        embedder.close()
+    return report.to_dict()
+
+
 def index_extras(
     workspace: Workspace, store: Store, *, progress: Progress, embed: bool
 ) -> ExtrasReport:
     """Reindex the architecture graph (if the project has one) and embed new commits."""
-    return ExtrasReport()
+    report = ExtrasReport()
+    if embed:
+        emb = embed_commits(workspace, store, progress=progress)
+        report.embeddings = emb
+        if emb is not None:
+            report.notes.append(
+                f"Embeddings: {emb['embedded']:,} computed, {emb['reused']:,} reused; "
+                f"{emb['with_vectors']:,} of {emb['total_commits']:,} commits have vectors "
+                f"({emb['namespace']})."
+            )
+    return report
 
 
 def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:
-    return {}
+    """Embedding coverage per namespace (and the graph, when indexed)."""
+    conn = store.conn
+    total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+    namespaces = [
+        {"namespace": r[0], "embedded": int(r[1]),
+         "fraction": round(int(r[1]) / total, 4) if total else 0.0}
+        for r in conn.execute(
+            "SELECT n.key, (SELECT count(*) FROM commit_vectors v WHERE v.namespace_id = n.id) "
+            "FROM embedding_namespaces n ORDER BY n.id"
+        )
+    ]
+    data: dict[str, Any] = {"embedding_namespaces": namespaces}
+    if namespaces:
+        data["embeddings"] = namespaces[-1]
+    return data

@@ -276,8 +276,8 @@ def _insert_commit(
 ) -> int:
     cur = conn.execute(
         "INSERT INTO git_commits (hash, timestamp, author, committer, title, message, "
-        "files_changed, delta_truncated, embedding, indexed_at, author_time, parents, is_merge) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)",
+        "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             commit.hash,
             commit.committer_time,

@@ -1,13 +1,203 @@
-"""Semantic ranking over commit vectors (filled in by the embedding work)."""
+"""Semantic ranking: exact cosine top-k over commit vectors, after the candidate filters.
+
+Vectors of the active namespace are loaded once into a float32 matrix (n, d) with parallel
+arrays of commit ids and committer times, and reloaded only when another connection has
+changed the database (``PRAGMA data_version``). Filters are boolean masks over those arrays,
+so the top-k is taken among matching commits only. Rows are L2-normalised, so the dot product
+is the cosine similarity; results are sorted by similarity descending, then commit id.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from gitquarry.config import Config
+from gitquarry.embedding import Embedder, create_embedder
+from gitquarry.errors import EmbeddingError
+from gitquarry.history.document import TEXT_FORMAT
+from gitquarry.history.models import Warning_
 from gitquarry.store import Store
 
+if TYPE_CHECKING:
+    from gitquarry.history.search import Filters
 
-def load_semantic_ranker(config: Config, store: Store) -> Any | None:
-    """The semantic ranker for ``config.embedding``, or None when no provider is usable."""
-    return None
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SemanticOutcome:
+    """Semantic hits as (commit id, cosine similarity), best first, plus coverage facts."""
+
+    hits: list[tuple[int, float]] = field(default_factory=list)
+    embedded_fraction: float = 0.0
+    warnings: list[Warning_] = field(default_factory=list)
+    usable: bool = False
+
+    def effective_mode(self, requested: str) -> str:
+        return requested if self.usable else "lexical"
+
+
+@dataclass
+class _Matrix:
+    ids: np.ndarray  # int64 (n,)
+    timestamps: np.ndarray  # int64 (n,)
+    vectors: np.ndarray  # float32 (n, d), rows L2-normalised
+
+
+class SemanticRanker:
+    """Ranks commits by cosine similarity to the query in one embedding namespace.
+
+    ``embedder`` is created lazily on the first query that has vectors to compare with, so a
+    workspace without vectors never loads a model.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        namespace_id: int | None,
+        namespace_key: str,
+        dimensions: int,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.config = config
+        self.namespace_id = namespace_id
+        self.namespace_key = namespace_key
+        self.dimensions = dimensions
+        self._embedder = embedder
+        self._matrix: _Matrix | None = None
+        self._data_version: int | None = None
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            embedder = create_embedder(self.config.embedding, purpose="query")
+            if embedder is None:
+                raise EmbeddingError("no embedding provider is configured")
+            self._embedder = embedder
+        return self._embedder
+
+    def _load(self, conn: sqlite3.Connection) -> _Matrix:
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._matrix is not None and version == self._data_version:
+            return self._matrix
+        rows = conn.execute(
+            "SELECT v.commit_id, c.timestamp, v.vector FROM commit_vectors v "
+            "JOIN git_commits c ON c.id = v.commit_id WHERE v.namespace_id = ? "
+            "ORDER BY v.commit_id",
+            (self.namespace_id,),
+        ).fetchall()
+        n = len(rows)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        stamps = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+        if n:
+            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(
+                n, self.dimensions
+            ).astype(np.float32, copy=False)
+        else:
+            vectors = np.zeros((0, self.dimensions), dtype=np.float32)
+        self._matrix = _Matrix(ids, stamps, vectors)
+        self._data_version = version
+        return self._matrix
+
+    def top_k(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        filters: Filters,
+        limit: int,
+        *,
+        has_glob: bool,
+    ) -> SemanticOutcome:
+        """Top ``limit`` commits by cosine similarity among those passing ``filters``.
+
+        With ``has_glob`` the candidates are ``temp.gq_candidates`` (prepared by the caller).
+        Never raises for provider failures: they come back as a warning and no hits.
+        """
+        outcome = SemanticOutcome()
+        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        matrix = self._load(conn) if self.namespace_id is not None else None
+        embedded = 0 if matrix is None else len(matrix.ids)
+        outcome.embedded_fraction = round(embedded / total, 4) if total else 0.0
+        if embedded == 0:
+            outcome.warnings.append(
+                Warning_(
+                    code="no_embeddings",
+                    message=(
+                        f"no commit has a vector for {self.namespace_key}; used lexical search "
+                        "(run `gitquarry index` to compute vectors)"
+                    ),
+                )
+            )
+            return outcome
+        if embedded < total:
+            outcome.warnings.append(
+                Warning_(
+                    code="partial_embeddings",
+                    message=(
+                        f"{embedded:,} of {total:,} commits have vectors "
+                        f"({outcome.embedded_fraction:.0%}); the rest are ranked by keywords only"
+                    ),
+                )
+            )
+        try:
+            qvec = self.embedder().embed([query])[0]
+        except EmbeddingError as exc:
+            log.warning("semantic search failed: %s", exc)
+            outcome.warnings.append(
+                Warning_(code="semantic_failed", message=f"{exc}; used lexical search")
+            )
+            return outcome
+        outcome.usable = True
+        assert matrix is not None
+        mask = np.ones(len(matrix.ids), dtype=bool)
+        if filters.after is not None:
+            mask &= matrix.timestamps >= filters.after
+        if filters.before is not None:
+            mask &= matrix.timestamps <= filters.before
+        if has_glob:
+            allowed = np.fromiter(
+                (r[0] for r in conn.execute("SELECT id FROM temp.gq_candidates")), dtype=np.int64
+            )
+            mask &= np.isin(matrix.ids, allowed)
+        index = np.flatnonzero(mask)
+        if index.size == 0:
+            return outcome
+        sims = matrix.vectors[index] @ qvec.astype(np.float32)
+        k = min(limit, index.size)
+        top = np.argpartition(-sims, k - 1)[:k] if k < index.size else np.arange(index.size)
+        order = sorted(top.tolist(), key=lambda j: (-float(sims[j]), int(matrix.ids[index[j]])))
+        outcome.hits = [(int(matrix.ids[index[j]]), float(sims[j])) for j in order]
+        return outcome
+
+
+def find_namespace(
+    conn: sqlite3.Connection, provider: str, model: str, text_format: str
+) -> tuple[int, str, int] | None:
+    """(id, key, dimensions) of the stored namespace matching, or None."""
+    row = conn.execute(
+        "SELECT id, key, dimensions FROM embedding_namespaces WHERE provider = ? AND model = ? "
+        "AND text_format = ? ORDER BY id DESC LIMIT 1",
+        (provider, model, text_format),
+    ).fetchone()
+    return (int(row[0]), str(row[1]), int(row[2])) if row else None
+
+
+def load_semantic_ranker(config: Config, store: Store) -> SemanticRanker | None:
+    """The ranker for ``config.embedding``; None when the provider is ``none``.
+
+    Building the ranker does not load the model (the provider's factory is cheap).
+    :raises DataBoundaryError, EmbeddingError: the provider configuration is refused.
+    """
+    embedder = create_embedder(config.embedding, purpose="query")
+    if embedder is None:
+        return None
+    found = find_namespace(store.conn, embedder.provider, embedder.model, TEXT_FORMAT)
+    if found is None:
+        key = f"{embedder.provider}|{embedder.model}|?|{TEXT_FORMAT}"
+        return SemanticRanker(config, None, key, 0, embedder)
+    ns_id, key, dims = found
+    return SemanticRanker(config, ns_id, key, dims, embedder)

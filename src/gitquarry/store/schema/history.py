@@ -1,11 +1,12 @@
 """Schema of the commit-history corpus.
 
 ``git_commits`` keeps the seed's columns (hash, timestamp, author, committer, title, message,
-files_changed, delta_truncated, embedding, indexed_at) plus what multi-repository search needs.
+files_changed, delta_truncated, indexed_at) plus what multi-repository search needs.
 ``timestamp`` is the committer time and ``author_time`` the author time, Unix seconds, UTC.
 ``files_changed`` is a JSON array of repository-relative paths (a rename lists old and new).
-``embedding`` holds the vector of the active embedding namespace (little-endian float32,
-L2-normalised) or NULL; ``commit_vectors`` keeps vectors per namespace.
+Vectors are not a column of ``git_commits`` (the seed's ``embedding``): they live in
+``commit_vectors``, keyed by embedding namespace, so a model change never mixes vector spaces
+and several models can coexist; and loading vectors never walks a row's large diff text.
 
 ``commit_fts`` is an external-content FTS5 index over ``git_commits`` kept current by triggers.
 ``paths``/``commit_paths`` let a files glob select candidate commits before ranking: the glob
@@ -52,7 +53,6 @@ def _init(conn: sqlite3.Connection) -> None:
             message TEXT NOT NULL,
             files_changed TEXT NOT NULL,
             delta_truncated TEXT NOT NULL,
-            embedding BLOB,
             indexed_at INTEGER NOT NULL,
             author_time INTEGER NOT NULL,
             parents TEXT NOT NULL,            -- space-separated parent hashes
@@ -125,6 +125,7 @@ def _init(conn: sqlite3.Connection) -> None:
             PRIMARY KEY (namespace_id, commit_id)
         ) WITHOUT ROWID;
         CREATE INDEX idx_commit_vectors_commit ON commit_vectors(commit_id);
+        CREATE INDEX idx_commit_vectors_text ON commit_vectors(namespace_id, text_sha256);
 
         CREATE TABLE meta (
             key TEXT PRIMARY KEY,

@@ -1,0 +1,100 @@
+"""The MCP tool ``search_git_history`` (the seed's contract), on the shared gitquarry server.
+
+Input schema: exactly the seed's (``query`` required; ``top_n`` 1..100 default 5;
+``files_glob``; ``after_timestamp``; ``before_timestamp``). Output: one text block holding the
+JSON response — ``results`` (hash, title, author, committer, timestamp, message, files_changed,
+delta_truncated, score, repo_path), ``query``, ``total_commits_indexed``, ``effective_mode``,
+``warnings`` — and the same object as structured content. Invalid arguments and gitquarry
+errors come back as tool errors (``is_error``) with the error's message; the server never
+crashes on them.
+"""
+
+# No ``from __future__ import annotations``: the SDK evaluates the tool's annotations.
+import json
+import threading
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from gitquarry.errors import GitquarryError
+from gitquarry.history.service import HistorySearcher
+from gitquarry.workspace import Workspace
+
+TOOL_NAME = "search_git_history"
+
+#: The seed's input schema, verbatim (section 5.1).
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "Natural language query describing commits to find",
+        },
+        "top_n": {
+            "type": "integer",
+            "default": 5,
+            "minimum": 1,
+            "maximum": 100,
+            "description": "Maximum number of commits to return",
+        },
+        "files_glob": {
+            "type": "string",
+            "description": "Optional glob pattern to filter by changed files (e.g., 'src/**/*.py')",
+        },
+        "after_timestamp": {
+            "type": "integer",
+            "description": "Optional Unix timestamp to filter commits after this date",
+        },
+        "before_timestamp": {
+            "type": "integer",
+            "description": "Optional Unix timestamp to filter commits before this date",
+        },
+    },
+    "required": ["query"],
+}
+
+_DESCRIPTION = (
+    "Search the Git commit history of every repository in the workspace, by meaning and by "
+    "keyword (hybrid BM25 + embedding search fused with RRF). Filter by changed-file glob "
+    "(gitignore-style, e.g. 'src/**/*.py') and by committer time (Unix seconds, inclusive). "
+    "Returns commits with hash, title, message, author, committer, timestamp, files_changed, "
+    "a truncated diff, a score in [0, 1] and the repository path."
+)
+
+
+def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher) -> None:
+    """Add ``search_git_history`` to ``server``, answering from ``searcher`` (one per process,
+    so the embedding model loads once). Calls are serialised on one lock."""
+    lock = threading.Lock()
+
+    def search_git_history(
+        query: Annotated[str, Field(description="Natural language query describing commits")],
+        top_n: Annotated[int, Field(ge=1, le=100)] = 5,
+        files_glob: str | None = None,
+        after_timestamp: int | None = None,
+        before_timestamp: int | None = None,
+    ) -> CallToolResult:
+        try:
+            with lock:
+                response = searcher.search(
+                    query,
+                    top_n=top_n,
+                    files_glob=files_glob,
+                    after=after_timestamp,
+                    before=before_timestamp,
+                )
+        except GitquarryError as exc:
+            raise ToolError(f"{exc.code}: {exc}") from exc
+        data = response.to_dict()
+        return CallToolResult(
+            content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+            structured_content=data,
+        )
+
+    server.add_tool(search_git_history, name=TOOL_NAME, description=_DESCRIPTION)
+    tool = server._tool_manager.get_tool(TOOL_NAME)  # the SDK has no public schema override
+    if tool is not None:
+        tool.parameters = INPUT_SCHEMA

@@ -1,0 +1,46 @@
+"""The gitquarry MCP server (stdio): ``search_git_history`` and the graph ``search`` tool.
+
+Built with the official ``mcp`` SDK's ``MCPServer``. One process serves one workspace; the
+embedding model is loaded at most once per process, on the first hybrid query.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+from gitquarry import __version__
+from gitquarry.history.service import HistorySearcher
+from gitquarry.workspace import resolve_workspace
+
+INSTRUCTIONS = (
+    "gitquarry searches this workspace's Git history (search_git_history) and its "
+    "architecture graph (search). Results are pinned to exact commit hashes."
+)
+
+
+def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
+    """The configured server and the searcher it owns (close it after ``run``).
+
+    :raises ConfigError, InvalidArgumentError: the workspace or its configuration is invalid.
+    """
+    from gitquarry.mcp import graph_tools, history_tools
+
+    workspace = resolve_workspace(project, for_search=True)
+    server: MCPServer = MCPServer(
+        name="gitquarry", version=__version__, instructions=INSTRUCTIONS
+    )
+    searcher = HistorySearcher(workspace)
+    history_tools.register(server, workspace, searcher)
+    graph_tools.register(server, workspace.root)
+    return server, searcher
+
+
+def serve_stdio(project: Path | None) -> None:
+    """Run the server on stdin/stdout until the client disconnects."""
+    server, searcher = build_server(project)
+    try:
+        server.run("stdio")
+    finally:
+        searcher.close()
