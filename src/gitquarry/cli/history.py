@@ -197,7 +197,7 @@ def register(app: typer.Typer) -> None:
         try:
             response = searcher.search(
                 query,
-                top_n=top_n or workspace.config.search.top_n,
+                top_n=top_n if top_n is not None else workspace.config.search.top_n,
                 files_glob=files_glob,
                 after=parse_time(after),
                 before=parse_time(before),

@@ -123,14 +123,17 @@ def discover_repositories(
         if current is None or (current.path != repo.path and repo.git_dir == repo.common_dir):
             found[repo.common_dir] = repo
 
-    # The workspace may itself sit inside a repository (e.g. `gitquarry index src/`).
-    if not (root / ".git").exists() and not _looks_bare(root):
+    # The workspace may itself sit inside a repository (e.g. `gitquarry index src/`), or be a
+    # bare repository, whose contents are git internals: nothing more to find below it.
+    if not (root / ".git").exists():
         try:
             add_repo = inspect_repository(root)
         except NotARepositoryError:
             add_repo = None
         if add_repo is not None:
             found[add_repo.common_dir] = add_repo
+            if add_repo.is_bare and add_repo.common_dir == root:
+                return [add_repo]
 
     for dirpath, dirnames, filenames in os.walk(root, topdown=True, followlinks=False):
         current = Path(dirpath)

@@ -12,7 +12,9 @@ def ensure_info_exclude(index_dir: Path) -> Path | None:
     ``.git/info/exclude`` (once). Returns the exclude file changed or already holding the
     entry, or None when ``index_dir`` is not inside a working tree. Never edits ``.gitignore``.
     """
-    probe = index_dir if index_dir.exists() else index_dir.parent
+    probe = index_dir
+    while not probe.is_dir() and probe != probe.parent:
+        probe = probe.parent  # the index dir need not exist yet; ask from its nearest ancestor
     proc = run_git(
         None,
         ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir"],

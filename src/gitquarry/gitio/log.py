@@ -35,6 +35,7 @@ _DIFF_OPTIONS = (
     "--diff-merges=first-parent", "--raw", "-z", "--no-abbrev",
 )
 _READ_SIZE = 1 << 20
+_MISSING_NOTE = "(diff unavailable: a Git object is missing from the local object store: {reason})"
 #: bytes of diff kept per commit, whatever the line count (one minified line can be huge).
 DELTA_MAX_BYTES = 256 * 1024
 
@@ -94,6 +95,15 @@ class LogCommit:
         return " ".join(subject), body
 
 
+def _utf8_cut(data: bytearray, end: int) -> int:
+    """A cut position at or just before ``end`` that does not split a UTF-8 sequence: if
+    ``data[end]`` is a continuation byte, back up (at most 3 bytes) to its lead byte."""
+    cut = end
+    while cut > 0 and end - cut < 3 and (data[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return cut
+
+
 class _Delta:
     """Keeps the first ``max_lines`` lines of a byte stream and counts the rest."""
 
@@ -126,7 +136,7 @@ class _Delta:
             else:
                 self.kept += data
             if len(self.kept) > DELTA_MAX_BYTES:
-                del self.kept[DELTA_MAX_BYTES:]
+                del self.kept[_utf8_cut(self.kept, DELTA_MAX_BYTES) :]
                 self.bytes_cut = True
                 self.complete = True
         self.newlines += data.count(b"\n")
@@ -384,7 +394,7 @@ def _read_degraded(git_dir: Path, commit_hash: str, max_lines: int, stderr: str)
         if got is not None:
             if not patch:
                 reason = _first_fatal_line(stderr)
-                got.delta = f"(diff unavailable: a Git object is missing from the local object store: {reason})"
+                got.delta = _MISSING_NOTE.format(reason=reason)
                 got.delta_missing = True
                 log.warning("commit %s: diff unavailable (%s)", commit_hash, reason)
             return got
@@ -396,7 +406,7 @@ def _read_degraded(git_dir: Path, commit_hash: str, max_lines: int, stderr: str)
     commits = [*parser.feed(proc.stdout), *parser.finish()]
     commit = commits[0]
     reason = _first_fatal_line(stderr)
-    commit.delta = f"(diff unavailable: a Git object is missing from the local object store: {reason})"
+    commit.delta = _MISSING_NOTE.format(reason=reason)
     commit.delta_missing = True
     return commit
 

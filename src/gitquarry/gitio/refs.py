@@ -73,12 +73,11 @@ def rev_list(git_dir: Path, include: list[str], exclude: list[str]) -> list[str]
     """``git rev-list <include> --not <exclude>``: commits reachable from ``include`` only.
 
     Hashes in git's default (reverse chronological) order. Empty ``include`` gives [].
+    Exclusions are passed as ``^<hash>`` lines: ``--not`` on stdin needs Git 2.42 or newer.
     :raises GitError: a listed object is missing or git failed.
     """
     if not include:
         return []
-    stdin = "\n".join(include)
-    if exclude:
-        stdin += "\n--not\n" + "\n".join(exclude)
+    stdin = "\n".join([*include, *(f"^{h}" for h in exclude)])
     proc = run_git(git_dir, ["rev-list", "--stdin"], input_bytes=(stdin + "\n").encode("ascii"))
     return proc.stdout.decode("ascii").split()

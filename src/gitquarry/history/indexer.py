@@ -20,7 +20,7 @@ from pathlib import Path
 from sqlite3 import Connection
 
 from gitquarry.config import Config
-from gitquarry.errors import GitError, GitquarryError
+from gitquarry.errors import GitquarryError
 from gitquarry.gitio.discovery import Repository, discover_repositories
 from gitquarry.gitio.log import LogCommit, stream_commits
 from gitquarry.gitio.refs import existing_objects, rev_list, snapshot_refs

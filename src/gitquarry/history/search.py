@@ -92,7 +92,9 @@ def lexical_top_k(
     if not match:
         return []
     sql = lexical_sql(
-        has_glob=has_glob, has_after=filters.after is not None, has_before=filters.before is not None
+        has_glob=has_glob,
+        has_after=filters.after is not None,
+        has_before=filters.before is not None,
     )
     params: dict[str, Any] = {"match": match, "limit": limit}
     if filters.after is not None:
@@ -137,7 +139,9 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
 
 def validate_top_n(top_n: int) -> None:
     if isinstance(top_n, bool) or not isinstance(top_n, int) or not 1 <= top_n <= TOP_N_MAX:
-        raise InvalidArgumentError("top_n", f"must be an integer from 1 to {TOP_N_MAX}, got {top_n!r}")
+        raise InvalidArgumentError(
+            "top_n", f"must be an integer from 1 to {TOP_N_MAX}, got {top_n!r}"
+        )
 
 
 def search_git_history(
@@ -172,6 +176,8 @@ def search_git_history(
         raise InvalidArgumentError("after", f"after ({after}) is later than before ({before})")
     if files_glob is not None and files_glob == "":
         files_glob = None
+    if files_glob is not None:
+        compile_glob(files_glob)  # a malformed glob is an error whatever the query
     filters = Filters(files_glob=files_glob, after=after, before=before)
     conn = store.conn
     warnings: list[Warning_] = []
@@ -186,7 +192,6 @@ def search_git_history(
             )
         has_glob = False
         if files_glob is not None:
-            compile_glob(files_glob)  # validate before touching the database
             conn.execute("BEGIN")
             has_glob = True
             prepare_glob_candidates(conn, files_glob)
