@@ -20,6 +20,7 @@ in the caller's order. The ONNX session and tokenizer load on first use, once pe
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
@@ -61,6 +62,7 @@ def _package_dir(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+@functools.lru_cache(maxsize=1)
 def model_files() -> tuple[Path, Path]:
     """Paths of ``(model.onnx, tokenizer.json)`` as installed.
 

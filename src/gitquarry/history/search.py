@@ -16,7 +16,7 @@ from typing import Any
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
 from gitquarry.retrieval.filters import compile_glob
-from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.fts import drop_common_words, fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.store import Store
 from gitquarry.store.connection import translate_sqlite_error
@@ -82,12 +82,22 @@ def prepare_glob_candidates(conn: sqlite3.Connection, files_glob: str) -> int:
 
 
 def lexical_top_k(
-    conn: sqlite3.Connection, query: str, filters: Filters, limit: int, *, has_glob: bool
+    conn: sqlite3.Connection,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    has_glob: bool,
+    total_docs: int = 0,
 ) -> list[tuple[int, float]]:
     """BM25 top-``limit`` as (commit id, bm25) best first; [] when nothing is searchable.
 
-    Words are OR-ed: BM25 ranks commits holding more (and rarer) query words first.
+    Words are OR-ed: BM25 ranks commits holding more (and rarer) query words first. Words in
+    more than half of all ``total_docs`` commits are dropped first (BM25 gives them ~0
+    weight; see ``drop_common_words``), unless every word is that common.
     """
+    if total_docs:
+        query = drop_common_words(conn, "commit_fts", query, total_docs)
     match = fts5_match_expression(query, "OR")
     if not match:
         return []
@@ -197,7 +207,9 @@ def search_git_history(
             prepare_glob_candidates(conn, files_glob)
         try:
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
-            lexical = lexical_top_k(conn, query, filters, limit, has_glob=has_glob)
+            lexical = lexical_top_k(
+                conn, query, filters, limit, has_glob=has_glob, total_docs=total
+            )
             if not fts5_match_expression(query) and mode == "lexical":
                 warnings.append(
                     Warning_(

@@ -80,6 +80,61 @@ class SemanticRanker:
             self._embedder = embedder
         return self._embedder
 
+    def _resolve_namespace(self, conn: sqlite3.Connection) -> None:
+        """Look the namespace up again: a long-lived ranker (the MCP server's) created before
+        the first ``gitquarry index`` computed vectors must use them once they exist."""
+        embedder = self.embedder()  # cheap: providers load their model on first embed()
+        found = find_namespace(conn, embedder.provider, embedder.model, TEXT_FORMAT)
+        if found is not None:
+            self.namespace_id, self.namespace_key, self.dimensions = found
+            self._matrix = None
+            self._data_version = None
+
+    def _use_namespace(self, conn: sqlite3.Connection, key: str, dimensions: int) -> None:
+        """Switch to the namespace with exactly ``key`` (None id when it has no row yet)."""
+        row = conn.execute(
+            "SELECT id, key, dimensions FROM embedding_namespaces WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            self.namespace_id, self.namespace_key, self.dimensions = None, key, dimensions
+        else:
+            self.namespace_id, self.namespace_key, self.dimensions = (
+                int(row[0]), str(row[1]), int(row[2])
+            )
+        self._matrix = None
+        self._data_version = None
+
+    def _coverage(
+        self, conn: sqlite3.Connection, total: int, outcome: SemanticOutcome
+    ) -> _Matrix | None:
+        """Load the namespace's vectors and record the embedded fraction and its warnings on
+        ``outcome``; None when no commit has a vector (nothing to rank)."""
+        matrix = self._load(conn) if self.namespace_id is not None else None
+        embedded = 0 if matrix is None else len(matrix.ids)
+        outcome.embedded_fraction = round(embedded / total, 4) if total else 0.0
+        if matrix is None or embedded == 0:
+            outcome.warnings.append(
+                Warning_(
+                    code="no_embeddings",
+                    message=(
+                        f"no commit has a vector for {self.namespace_key}; used lexical search "
+                        "(run `gitquarry index` to compute vectors)"
+                    ),
+                )
+            )
+            return None
+        if embedded < total:
+            outcome.warnings.append(
+                Warning_(
+                    code="partial_embeddings",
+                    message=(
+                        f"{embedded:,} of {total:,} commits have vectors "
+                        f"({outcome.embedded_fraction:.0%}); the rest are ranked by keywords only"
+                    ),
+                )
+            )
+        return matrix
+
     def _load(self, conn: sqlite3.Connection) -> _Matrix:
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
         if self._matrix is not None and version == self._data_version:
@@ -118,59 +173,57 @@ class SemanticRanker:
         Never raises for provider failures: they come back as a warning and no hits.
         """
         outcome = SemanticOutcome()
+        if self.namespace_id is None:
+            self._resolve_namespace(conn)
         total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-        matrix = self._load(conn) if self.namespace_id is not None else None
-        embedded = 0 if matrix is None else len(matrix.ids)
-        outcome.embedded_fraction = round(embedded / total, 4) if total else 0.0
-        if embedded == 0:
-            outcome.warnings.append(
-                Warning_(
-                    code="no_embeddings",
-                    message=(
-                        f"no commit has a vector for {self.namespace_key}; used lexical search "
-                        "(run `gitquarry index` to compute vectors)"
-                    ),
-                )
-            )
+        matrix = self._coverage(conn, total, outcome)
+        if matrix is None:
             return outcome
-        if embedded < total:
-            outcome.warnings.append(
-                Warning_(
-                    code="partial_embeddings",
-                    message=(
-                        f"{embedded:,} of {total:,} commits have vectors "
-                        f"({outcome.embedded_fraction:.0%}); the rest are ranked by keywords only"
-                    ),
-                )
-            )
         try:
             qvec = self.embedder().embed([query])[0]
+            exact = self.embedder().namespace(TEXT_FORMAT).key
         except EmbeddingError as exc:
             log.warning("semantic search failed: %s", exc)
             outcome.warnings.append(
                 Warning_(code="semantic_failed", message=f"{exc}; used lexical search")
             )
             return outcome
+        if exact != self.namespace_key:
+            # The stored namespace was found by provider and model only; the query vector
+            # shows the exact space (e.g. other dimensions). Never compare across spaces.
+            self._use_namespace(conn, exact, qvec.shape[0])
+            outcome = SemanticOutcome()
+            matrix = self._coverage(conn, total, outcome)
+            if matrix is None:
+                return outcome
         outcome.usable = True
-        assert matrix is not None
-        mask = np.ones(len(matrix.ids), dtype=bool)
+        # One matrix-vector product over every row (no copy of the matrix), then the filters
+        # as a mask: rows that fail them can never enter the top-k.
+        sims = matrix.vectors @ qvec.astype(np.float32)
+        mask: np.ndarray | None = None
         if filters.after is not None:
-            mask &= matrix.timestamps >= filters.after
+            mask = matrix.timestamps >= filters.after
         if filters.before is not None:
-            mask &= matrix.timestamps <= filters.before
+            below = matrix.timestamps <= filters.before
+            mask = below if mask is None else mask & below
         if has_glob:
             allowed = np.fromiter(
                 (r[0] for r in conn.execute("SELECT id FROM temp.gq_candidates")), dtype=np.int64
             )
-            mask &= np.isin(matrix.ids, allowed)
-        index = np.flatnonzero(mask)
-        if index.size == 0:
+            in_glob = np.isin(matrix.ids, allowed)
+            mask = in_glob if mask is None else mask & in_glob
+        if mask is not None:
+            candidates = int(mask.sum())
+            sims = np.where(mask, sims, -np.inf)
+        else:
+            candidates = len(sims)
+        if candidates == 0:
             return outcome
-        sims = matrix.vectors[index] @ qvec.astype(np.float32)
-        k = min(limit, index.size)
-        top = np.argpartition(-sims, k - 1)[:k] if k < index.size else np.arange(index.size)
-        order = sorted(top.tolist(), key=lambda j: (-float(sims[j]), int(matrix.ids[index[j]])))
-        outcome.hits = [(int(matrix.ids[index[j]]), float(sims[j])) for j in order]
+        k = min(limit, candidates)
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        top = [j for j in top.tolist() if np.isfinite(sims[j])]
+        order = sorted(top, key=lambda j: (-float(sims[j]), int(matrix.ids[j])))
+        outcome.hits = [(int(matrix.ids[j]), float(sims[j])) for j in order]
         return outcome
 
 

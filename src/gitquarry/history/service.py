@@ -3,6 +3,7 @@ and the MCP server so both surfaces run the same search."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gitquarry.history.models import GitSearchResponse
@@ -21,12 +22,26 @@ class HistorySearcher:
         self._store: Store | None = None
         self._semantic: Any | None = None
         self._semantic_loaded = False
+        self._opened_id: tuple[int, int] | None = None
 
     @property
     def store(self) -> Store:
+        """The open index; reopened when the file was replaced (``rebuild-index``) since."""
+        if self._store is not None and self._file_id() != self._opened_id:
+            self.close()
         if self._store is None:
             self._store = self.workspace.open_store()
+            self._opened_id = self._file_id()
+            self._semantic = None
+            self._semantic_loaded = False
         return self._store
+
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.workspace.db_path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
 
     def semantic(self) -> Any | None:
         """The semantic ranker for the configured embedding namespace, or None."""

@@ -70,12 +70,16 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
     so the embedding model loads once). Calls are serialised on one lock."""
     lock = threading.Lock()
 
+    # strict: the schema says integer/string, so "5", "1700000000" and true are refused
+    # rather than coerced (pydantic's lax mode would turn true into top_n=1).
     def search_git_history(
-        query: Annotated[str, Field(description="Natural language query describing commits")],
-        top_n: Annotated[int, Field(ge=1, le=100)] = 5,
-        files_glob: str | None = None,
-        after_timestamp: int | None = None,
-        before_timestamp: int | None = None,
+        query: Annotated[
+            str, Field(strict=True, description="Natural language query describing commits")
+        ],
+        top_n: Annotated[int, Field(strict=True, ge=1, le=100)] = 5,
+        files_glob: Annotated[str | None, Field(strict=True)] = None,
+        after_timestamp: Annotated[int | None, Field(strict=True)] = None,
+        before_timestamp: Annotated[int | None, Field(strict=True)] = None,
     ) -> CallToolResult:
         try:
             with lock:

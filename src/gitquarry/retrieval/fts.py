@@ -9,6 +9,7 @@ the ``unicode61`` tokenizer and are dropped, so they never turn a query into an 
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Literal
 
 
@@ -44,3 +45,69 @@ def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") ->
         return ""
     joiner = " " if operator == "AND" else " OR "
     return joiner.join(terms)
+
+
+def _ensure_query_tokenizer(conn: sqlite3.Connection, tokenize: str) -> None:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_words USING fts5(w, tokenize={tokenize!r})"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_tokens "
+        "USING fts5vocab(temp, gq_query_words, 'instance')"
+    )
+
+
+def drop_common_words(
+    conn: sqlite3.Connection,
+    fts_table: str,
+    query: str,
+    total_docs: int,
+    *,
+    max_df_fraction: float = 0.5,
+    tokenize: str = "porter unicode61",
+) -> str:
+    """``query`` without the words whose every token occurs in more than ``max_df_fraction``
+    of the ``total_docs`` rows of ``fts_table``; unchanged if that would drop every word.
+
+    FTS5's BM25 gives such a token an IDF of ~0 (it clamps ``log((N - n + 0.5)/(n + 0.5))``
+    at 1e-6 once ``n > N/2``), so in an OR query it adds nothing to any score but still pulls
+    most of the table into the match set. Dropping it leaves the ranking of every row that
+    matches another word unchanged and makes the query proportionally cheaper.
+
+    Tokens are produced by the same tokenizer as the index (``tokenize``), in a temp table of
+    this connection; document frequencies come from an ``fts5vocab`` 'row' table. Must run
+    inside a transaction or autocommit; writes only to temp tables.
+    """
+    words = [w for w in query.split() if _has_token_chars(w)]
+    if len(words) < 2 or total_docs <= 0:
+        return query
+    _ensure_query_tokenizer(conn, tokenize)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_vocab_{fts_table} "
+        f"USING fts5vocab(main, {fts_table}, 'row')"
+    )
+    conn.execute("DELETE FROM temp.gq_query_words")
+    conn.executemany(
+        "INSERT INTO temp.gq_query_words (rowid, w) VALUES (?, ?)",
+        [(i, w) for i, w in enumerate(words, start=1)],
+    )
+    tokens: dict[int, list[str]] = {}
+    for term, doc in conn.execute("SELECT term, doc FROM temp.gq_query_tokens"):
+        tokens.setdefault(int(doc), []).append(str(term))
+    conn.execute("DELETE FROM temp.gq_query_words")
+    limit = max_df_fraction * total_docs
+    df_cache: dict[str, int] = {}
+
+    def df(term: str) -> int:
+        if term not in df_cache:
+            row = conn.execute(
+                f"SELECT doc FROM temp.gq_vocab_{fts_table} WHERE term = ?", (term,)
+            ).fetchone()
+            df_cache[term] = int(row[0]) if row else 0
+        return df_cache[term]
+
+    kept = [
+        w for i, w in enumerate(words, start=1)
+        if not tokens.get(i) or any(df(t) <= limit for t in tokens[i])
+    ]
+    return " ".join(kept) if kept else query

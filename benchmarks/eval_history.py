@@ -1,0 +1,293 @@
+"""Relevance evaluation of ``search_git_history``: Recall@k and MRR@k for lexical, semantic and
+hybrid search over any repository (or workspace of repositories).
+
+Usage::
+
+    python benchmarks/eval_history.py --repo PATH --queries FILE [--k 10] [--index-dir auto]
+        [--verbose] [--no-embed] [--modes lexical,semantic,hybrid]
+        [--rrf-k N] [--lexical-weight W] [--semantic-weight W]
+
+``FILE`` is JSON Lines, one query per line::
+
+    {"query": "...", "relevant": ["<hash or unique prefix>", ...],
+     "files_glob": null, "after": null, "before": null, "kind": "paraphrase"}
+
+``after``/``before`` take Unix seconds or ISO-8601 (as ``gitquarry history`` does); ``kind``
+is optional (reported per kind as well as overall); other keys are ignored.
+
+The repository is indexed first, with embeddings, exactly as ``gitquarry index`` does
+(``index_workspace`` + ``index_extras``). ``--index-dir auto`` (the default) builds the index
+in a temporary directory that is removed afterwards, so nothing is written into the
+repository; ``--index-dir DIR`` keeps it in DIR and reuses it (incremental) on the next run;
+``--index-dir workspace`` uses the workspace's configured index (``.gitquarry/``).
+
+Per query and mode: rank = 1-based position of the first relevant commit in the top k (None
+if absent); RR = 1/rank (0 if absent); recall = relevant commits found in the top k divided by
+relevant commits. Recall@k and MRR@k are their means. Prints one JSON object on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitquarry.config import load_config
+from gitquarry.history.indexer import index_workspace
+from gitquarry.history.progress import NullProgress
+from gitquarry.history.service import HistorySearcher
+from gitquarry.indexing import index_extras
+from gitquarry.retrieval.filters import parse_time
+from gitquarry.workspace import Workspace
+
+MODES = ("lexical", "semantic", "hybrid")
+
+
+@dataclass
+class Query:
+    query: str
+    relevant: list[str]
+    files_glob: str | None = None
+    after: int | None = None
+    before: int | None = None
+    kind: str | None = None
+    line: int = 0
+
+
+def load_queries(path: Path) -> list[Query]:
+    """Read the JSONL query file. Blank lines and lines starting with ``#`` are skipped.
+
+    :raises ValueError: a line is not valid JSON or lacks ``query``/``relevant``.
+    """
+    queries = []
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = raw.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not valid JSON: {exc}") from exc
+        if not isinstance(obj.get("query"), str) or not isinstance(obj.get("relevant"), list):
+            raise ValueError(f"{path}:{n}: needs a string 'query' and a list 'relevant'")
+        if not obj["relevant"]:
+            raise ValueError(f"{path}:{n}: 'relevant' is empty")
+        queries.append(
+            Query(
+                query=obj["query"],
+                relevant=[str(h).lower() for h in obj["relevant"]],
+                files_glob=obj.get("files_glob") or None,
+                after=parse_time(obj.get("after")),
+                before=parse_time(obj.get("before")),
+                kind=obj.get("kind"),
+                line=n,
+            )
+        )
+    return queries
+
+
+def make_workspace(repo: Path, index_dir: str | Path | None) -> Workspace:
+    """The workspace for ``repo`` with its index in ``index_dir`` (None: as configured)."""
+    root = repo.expanduser().resolve()
+    if not root.is_dir():
+        raise SystemExit(f"error: {repo} is not a directory")
+    config = load_config(root)
+    if index_dir is not None:
+        config.indexing.index_dir = str(Path(index_dir).expanduser().resolve())
+    return Workspace(root=root, config=config)
+
+
+def build_index(workspace: Workspace, *, embed: bool = True) -> dict[str, Any]:
+    """Index the workspace like ``gitquarry index`` (history, then embeddings)."""
+    started = time.monotonic()
+    with workspace.write_lock():
+        store = workspace.open_store(create=True)
+        try:
+            report = index_workspace(workspace.root, store, workspace.config,
+                                     progress=NullProgress())
+            t_lex = time.monotonic() - started
+            extras = index_extras(workspace, store, progress=NullProgress(), embed=embed)
+        finally:
+            store.close()
+    failed = [f"{r.path}: {r.error}" for r in report.failed]
+    if failed:
+        raise SystemExit("error: indexing failed: " + "; ".join(failed))
+    return {
+        "total_commits": report.total_commits,
+        "repositories": len(report.repositories),
+        "lexical_seconds": round(t_lex, 2),
+        "total_seconds": round(time.monotonic() - started, 2),
+        "embeddings": extras.embeddings,
+    }
+
+
+def _matches(hash_: str, relevant: str) -> bool:
+    return hash_.lower().startswith(relevant)
+
+
+def score_results(hashes: Sequence[str], relevant: Sequence[str]) -> tuple[int | None, float]:
+    """(1-based rank of the first relevant hit or None, recall) for one ranked hash list."""
+    rank = next(
+        (n for n, h in enumerate(hashes, start=1) if any(_matches(h, r) for r in relevant)),
+        None,
+    )
+    found = sum(1 for r in relevant if any(_matches(h, r) for h in hashes))
+    return rank, found / len(relevant)
+
+
+def _summary(rows: list[dict[str, Any]], mode: str, k: int) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"n": 0}
+    ranks = [r[mode]["rank"] for r in rows]
+    return {
+        "n": n,
+        f"recall@{k}": round(sum(r[mode]["recall"] for r in rows) / n, 4),
+        f"mrr@{k}": round(sum(1 / x for x in ranks if x) / n, 4),
+        "hits@1": sum(1 for x in ranks if x == 1),
+        "missed": sum(1 for x in ranks if x is None),
+    }
+
+
+def run_queries(
+    searcher: HistorySearcher, queries: list[Query], *, k: int, modes: Sequence[str]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per-query results for every mode, plus facts about the run (effective modes, time)."""
+    rows: list[dict[str, Any]] = []
+    degraded: dict[str, int] = {m: 0 for m in modes}
+    seconds: dict[str, float] = {m: 0.0 for m in modes}
+    for q in queries:
+        row: dict[str, Any] = {"query": q.query, "kind": q.kind, "line": q.line}
+        for mode in modes:
+            t0 = time.monotonic()
+            response = searcher.search(
+                q.query, top_n=k, files_glob=q.files_glob, after=q.after, before=q.before,
+                mode=mode,
+            )
+            seconds[mode] += time.monotonic() - t0
+            if response.effective_mode != mode:
+                degraded[mode] += 1
+            hashes = [r.hash for r in response.results]
+            rank, recall = score_results(hashes, q.relevant)
+            row[mode] = {"rank": rank, "recall": round(recall, 4),
+                         "top": hashes[0][:10] if hashes else None}
+        rows.append(row)
+    facts = {
+        "degraded_to_lexical": degraded,
+        "mean_query_ms": {m: round(1000 * s / max(len(queries), 1), 1)
+                          for m, s in seconds.items()},
+    }
+    return rows, facts
+
+
+def summarise(rows: list[dict[str, Any]], modes: Sequence[str], k: int) -> dict[str, Any]:
+    kinds = sorted({r["kind"] for r in rows if r["kind"]})
+    out: dict[str, Any] = {}
+    for mode in modes:
+        out[mode] = {"all": _summary(rows, mode, k)}
+        for kind in kinds:
+            out[mode][kind] = _summary([r for r in rows if r["kind"] == kind], mode, k)
+    return out
+
+
+@contextlib.contextmanager
+def _index_location(index_dir: str) -> Iterator[str | None]:
+    if index_dir == "auto":
+        with tempfile.TemporaryDirectory(prefix="gq-eval-index-") as tmp:
+            yield tmp
+    elif index_dir == "workspace":
+        yield None
+    else:
+        yield index_dir
+
+
+def evaluate(
+    repo: Path,
+    queries: list[Query] | Path,
+    *,
+    k: int = 10,
+    index_dir: str = "auto",
+    modes: Sequence[str] = MODES,
+    embed: bool = True,
+    rrf_k: int | None = None,
+    lexical_weight: float | None = None,
+    semantic_weight: float | None = None,
+    verbose: bool = False,
+) -> dict[str, Any]:
+    """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc)."""
+    if isinstance(queries, Path):
+        queries = load_queries(queries)
+    with _index_location(index_dir) as location:
+        workspace = make_workspace(repo, location)
+        search_cfg = workspace.config.search
+        if rrf_k is not None:
+            search_cfg.rrf_k = rrf_k
+        if lexical_weight is not None:
+            search_cfg.lexical_weight = lexical_weight
+        if semantic_weight is not None:
+            search_cfg.semantic_weight = semantic_weight
+        index_info = build_index(workspace, embed=embed)
+        searcher = HistorySearcher(workspace)
+        try:
+            rows, facts = run_queries(searcher, queries, k=k, modes=modes)
+        finally:
+            searcher.close()
+    report: dict[str, Any] = {
+        "repo": str(Path(repo).resolve()),
+        "queries": len(queries),
+        "k": k,
+        "search": {"rrf_k": search_cfg.rrf_k, "lexical_weight": search_cfg.lexical_weight,
+                   "semantic_weight": search_cfg.semantic_weight},
+        "index": index_info,
+        "metrics": summarise(rows, modes, k),
+        **facts,
+    }
+    if verbose:
+        report["per_query"] = rows
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, required=True,
+                        help="repository (or directory of repositories) to index and search")
+    parser.add_argument("--queries", type=Path, required=True, help="JSONL query file")
+    parser.add_argument("--k", type=int, default=10, help="cut-off for Recall@k / MRR@k")
+    parser.add_argument("--index-dir", default="auto",
+                        help="'auto' (temporary, default), 'workspace' (configured), or a DIR")
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="comma-separated subset of lexical,semantic,hybrid")
+    parser.add_argument("--no-embed", action="store_true",
+                        help="do not compute vectors (semantic/hybrid degrade to lexical)")
+    parser.add_argument("--rrf-k", type=int, default=None, help="override [search] rrf_k")
+    parser.add_argument("--lexical-weight", type=float, default=None)
+    parser.add_argument("--semantic-weight", type=float, default=None)
+    parser.add_argument("--verbose", "-v", action="store_true", help="add per-query ranks")
+    args = parser.parse_args(argv)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES]
+    if bad or not 1 <= args.k <= 100:
+        parser.error(f"bad --modes {bad}" if bad else "--k must be 1..100")
+    try:
+        queries = load_queries(args.queries)
+    except (OSError, ValueError) as exc:
+        parser.error(str(exc))
+    report = evaluate(
+        args.repo, queries, k=args.k, index_dir=args.index_dir, modes=modes,
+        embed=not args.no_embed, rrf_k=args.rrf_k, lexical_weight=args.lexical_weight,
+        semantic_weight=args.semantic_weight, verbose=args.verbose,
+    )
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
