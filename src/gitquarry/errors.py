@@ -335,3 +335,19 @@ class GraphFileError(GraphError):
         super().__init__(f"invalid architecture graph file {path}: {detail}")
         self.path = path
         self.detail = detail
+
+
+# --- sqlite capabilities --------------------------------------------------------------------
+
+
+class Fts5UnavailableError(GitquarryError):
+    """This process's SQLite has no FTS5 module, which commit-history search needs."""
+
+    code = "fts5_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "this Python's SQLite was built without the FTS5 module, which commit-history "
+            "search needs; use a Python whose sqlite3 has FTS5 (python.org and most Linux "
+            "distributions ship it) and run `gitquarry rebuild-index`"
+        )

@@ -18,6 +18,7 @@ class ExtrasReport:
     graph: dict[str, Any] | None = None
     embeddings: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"graph": self.graph, "embeddings": self.embeddings}
@@ -26,7 +27,9 @@ class ExtrasReport:
         return list(self.notes)
 
 
-def embed_commits(workspace: Workspace, store: Store, *, progress: Progress) -> dict[str, Any] | None:
+def embed_commits(
+    workspace: Workspace, store: Store, *, progress: Progress
+) -> dict[str, Any] | None:
     """Embed commits lacking vectors with the configured provider; None when provider=none.
 
     :raises DataBoundaryError: the provider's data boundary forbids repository content.
@@ -50,7 +53,19 @@ def index_extras(
     workspace: Workspace, store: Store, *, progress: Progress, embed: bool
 ) -> ExtrasReport:
     """Reindex the architecture graph (if the project has one) and embed new commits."""
+    from gitquarry.graph import reindex_if_present
+
     report = ExtrasReport()
+    graph = reindex_if_present(store, workspace.root, workspace.config.graph)
+    if graph is not None:
+        report.graph = graph.to_dict()
+        report.warnings.extend(graph.warnings)
+        report.notes.append(
+            f"Graph: {graph.nodes} nodes, {graph.edges} edges, {graph.docs} docs "
+            f"({graph.unlinked_docs} unlinked), {graph.chunks} chunks"
+            + ("" if graph.fts5 else " (no FTS5: searches use LIKE)")
+            + "."
+        )
     if embed:
         emb = embed_commits(workspace, store, progress=progress)
         report.embeddings = emb
@@ -64,7 +79,9 @@ def index_extras(
 
 
 def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:
-    """Embedding coverage per namespace (and the graph, when indexed)."""
+    """Embedding coverage per namespace, and the graph corpus."""
+    from gitquarry.graph import graph_status
+
     conn = store.conn
     total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
     namespaces = [
@@ -78,4 +95,5 @@ def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:
     data: dict[str, Any] = {"embedding_namespaces": namespaces}
     if namespaces:
         data["embeddings"] = namespaces[-1]
+    data["graph"] = graph_status(store).to_dict()
     return data

@@ -45,9 +45,18 @@ class Workspace:
 
         :raises NoIndexError, IndexCorruptError, SchemaTooNewError, IndexBusyError
         """
-        if not create and not self.has_index():
+        existed = self.has_index()
+        if not create and not existed:
             raise NoIndexError(self.root)
-        return open_store(self.db_path)
+        store = open_store(self.db_path)
+        if not existed:
+            from gitquarry.errors import GitquarryError
+            from gitquarry.gitio.exclude import ensure_info_exclude
+
+            # Keep the new index out of `git status`; best effort (no git, no working tree).
+            with contextlib.suppress(GitquarryError):
+                ensure_info_exclude(self.index_dir)
+        return store
 
     @contextlib.contextmanager
     def write_lock(self, *, wait: bool = False) -> Iterator[None]:

@@ -16,6 +16,10 @@ from gitquarry.retrieval.filters import compile_glob, parse_time
 from gitquarry.workspace import Workspace, resolve_workspace
 
 
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
 def _short_date(ts: int) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
@@ -33,21 +37,30 @@ def run_index(
     workspace: Workspace, *, embed: bool, quiet: bool, as_json: bool
 ) -> int:
     """Index ``workspace`` (history, graph, embeddings); print a summary. Returns exit code."""
-    from gitquarry.gitio.exclude import ensure_info_exclude
-    from gitquarry.history.indexer import index_workspace
+    from gitquarry.errors import Fts5UnavailableError
+    from gitquarry.history.indexer import IndexReport, index_workspace
     from gitquarry.indexing import index_extras
 
     started = time.monotonic()
     with workspace.write_lock():
         store = workspace.open_store(create=True)
         try:
-            ensure_info_exclude(workspace.index_dir)
+            history_error: Fts5UnavailableError | None = None
             with RichProgress(quiet=quiet or as_json) as progress:
-                report = index_workspace(workspace.root, store, workspace.config, progress=progress)
-                extras = index_extras(workspace, store, progress=progress, embed=embed)
+                try:
+                    report = index_workspace(
+                        workspace.root, store, workspace.config, progress=progress
+                    )
+                except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
+                    history_error, report = exc, IndexReport()
+                extras = index_extras(
+                    workspace, store, progress=progress, embed=embed and history_error is None
+                )
         finally:
             store.close()
     elapsed = time.monotonic() - started
+    if history_error is not None:
+        stderr.print(f"[red]Error:[/red] {history_error}", highlight=False)
     if as_json:
         print_json(
             {
@@ -77,19 +90,22 @@ def run_index(
         if report.up_to_date and not report.failed:
             stdout.print(
                 f"Index is up to date: {report.total_commits:,} commits in {n_repos} "
-                f"repositories; nothing to do ({elapsed:.2f} s)."
+                f"{_plural(n_repos, 'repository', 'repositories')}; "
+                f"nothing to do ({elapsed:.2f} s)."
             )
         else:
             stdout.print(
                 f"Indexed {report.new_commits:,} new commits, pruned {report.pruned_commits:,}, "
-                f"in {n_repos} repositories ({elapsed:.1f} s). "
+                f"in {n_repos} {_plural(n_repos, 'repository', 'repositories')} ({elapsed:.1f} s). "
                 f"Total: {report.total_commits:,} commits."
             )
         for line in extras.summary_lines():
-            stdout.print(line)
+            stdout.print(line, highlight=False)
+        for message in extras.warnings:
+            warn(message)
         if n_repos == 0:
             warn(f"no Git repositories found under {workspace.root}")
-    return 1 if report.failed else 0
+    return 1 if report.failed or history_error is not None else 0
 
 
 def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]:

@@ -20,12 +20,13 @@ from pathlib import Path
 from sqlite3 import Connection
 
 from gitquarry.config import Config
-from gitquarry.errors import GitquarryError
+from gitquarry.errors import Fts5UnavailableError, GitquarryError
 from gitquarry.gitio.discovery import Repository, discover_repositories
 from gitquarry.gitio.log import LogCommit, stream_commits
 from gitquarry.gitio.refs import existing_objects, rev_list, snapshot_refs
 from gitquarry.history.progress import NullProgress, Progress
 from gitquarry.store import Store
+from gitquarry.store.capabilities import has_table
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,8 @@ def index_workspace(
     """
     progress = progress or NullProgress()
     started = time.monotonic()
+    if not has_table(store.conn, "commit_fts"):
+        raise Fts5UnavailableError()
     if repositories is None:
         repositories = discover_repositories(
             root,
@@ -104,7 +107,8 @@ def index_workspace(
             exclude_hidden_dirs=config.indexing.exclude_hidden_dirs,
         )
     report = IndexReport()
-    progress.note(f"{len(repositories)} repositories under {root}")
+    noun = "repository" if len(repositories) == 1 else "repositories"
+    progress.note(f"{len(repositories)} {noun} under {root}")
     for repo in repositories:
         rstart = time.monotonic()
         try:

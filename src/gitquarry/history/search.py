@@ -13,12 +13,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from gitquarry.errors import InvalidArgumentError
+from gitquarry.errors import Fts5UnavailableError, InvalidArgumentError
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
 from gitquarry.retrieval.filters import compile_glob
 from gitquarry.retrieval.fts import drop_common_words, fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.store import Store
+from gitquarry.store.capabilities import has_table
 from gitquarry.store.connection import translate_sqlite_error
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,8 @@ def search_git_history(
     conn = store.conn
     warnings: list[Warning_] = []
     try:
+        if not has_table(conn, "commit_fts"):
+            raise Fts5UnavailableError()
         total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
         if not query or not query.strip():
             log.warning("empty query")

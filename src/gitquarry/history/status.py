@@ -23,7 +23,8 @@ def history_status(store: Store) -> dict[str, Any]:
             "refs": int(row["refs"]),
         }
         for row in conn.execute(
-            "SELECT r.*, (SELECT count(*) FROM repo_commits rc WHERE rc.repo_id = r.id) AS commits, "
+            "SELECT r.*, "
+            "(SELECT count(*) FROM repo_commits rc WHERE rc.repo_id = r.id) AS commits, "
             "(SELECT count(*) FROM repo_refs f WHERE f.repo_id = r.id) AS refs "
             "FROM repositories r ORDER BY r.path"
         )

@@ -49,7 +49,8 @@ def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") ->
 
 def _ensure_query_tokenizer(conn: sqlite3.Connection, tokenize: str) -> None:
     conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_words USING fts5(w, tokenize={tokenize!r})"
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_words "
+        f"USING fts5(w, tokenize={tokenize!r})"
     )
     conn.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_tokens "

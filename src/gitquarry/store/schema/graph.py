@@ -25,26 +25,13 @@ from __future__ import annotations
 
 import sqlite3
 
+from gitquarry.store.capabilities import fts5_available
 from gitquarry.store.migrations import MIGRATIONS, run_script
 
 SEARCH_INDEX_DDL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5("
     "ref_id, kind UNINDEXED, summary, content, tokenize='porter unicode61')"
 )
-
-
-def fts5_available(conn: sqlite3.Connection) -> bool:
-    """Whether ``conn`` can create FTS5 tables (probed with a throwaway temp table).
-
-    Any ``sqlite3.OperationalError`` from the probe (``no such module: fts5``, or an
-    authorizer that denies virtual tables) means "not available". Never raises.
-    """
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp._gq_fts5_probe USING fts5(x)")
-    except sqlite3.OperationalError:
-        return False
-    conn.execute("DROP TABLE temp._gq_fts5_probe")
-    return True
 
 
 def ensure_search_table(conn: sqlite3.Connection) -> bool:

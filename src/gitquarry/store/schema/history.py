@@ -17,7 +17,41 @@ from __future__ import annotations
 
 import sqlite3
 
+from gitquarry.store.capabilities import fts5_available
 from gitquarry.store.migrations import MIGRATIONS, run_script
+
+#: The FTS5 index and the triggers that keep it current; only where SQLite has FTS5.
+COMMIT_FTS_DDL = """
+        CREATE VIRTUAL TABLE commit_fts USING fts5(
+            title, message, author, committer, files_changed, delta_truncated,
+            content='git_commits', content_rowid='id',
+            tokenize='porter unicode61'
+        );
+        CREATE TRIGGER git_commits_ai AFTER INSERT ON git_commits BEGIN
+            INSERT INTO commit_fts(rowid, title, message, author, committer, files_changed,
+                                   delta_truncated)
+            VALUES (new.id, new.title, new.message, new.author, new.committer,
+                    new.files_changed, new.delta_truncated);
+        END;
+        CREATE TRIGGER git_commits_ad AFTER DELETE ON git_commits BEGIN
+            INSERT INTO commit_fts(commit_fts, rowid, title, message, author, committer,
+                                   files_changed, delta_truncated)
+            VALUES ('delete', old.id, old.title, old.message, old.author, old.committer,
+                    old.files_changed, old.delta_truncated);
+        END;
+        CREATE TRIGGER git_commits_au AFTER UPDATE OF title, message, author, committer,
+            files_changed, delta_truncated ON git_commits BEGIN
+            INSERT INTO commit_fts(commit_fts, rowid, title, message, author, committer,
+                                   files_changed, delta_truncated)
+            VALUES ('delete', old.id, old.title, old.message, old.author, old.committer,
+                    old.files_changed, old.delta_truncated);
+            INSERT INTO commit_fts(rowid, title, message, author, committer, files_changed,
+                                   delta_truncated)
+            VALUES (new.id, new.title, new.message, new.author, new.committer,
+                    new.files_changed, new.delta_truncated);
+        END;
+
+"""
 
 
 @MIGRATIONS("history_0001_init")
@@ -79,35 +113,6 @@ def _init(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID;
         CREATE INDEX idx_commit_paths_commit ON commit_paths(commit_id);
 
-        CREATE VIRTUAL TABLE commit_fts USING fts5(
-            title, message, author, committer, files_changed, delta_truncated,
-            content='git_commits', content_rowid='id',
-            tokenize='porter unicode61'
-        );
-        CREATE TRIGGER git_commits_ai AFTER INSERT ON git_commits BEGIN
-            INSERT INTO commit_fts(rowid, title, message, author, committer, files_changed,
-                                   delta_truncated)
-            VALUES (new.id, new.title, new.message, new.author, new.committer,
-                    new.files_changed, new.delta_truncated);
-        END;
-        CREATE TRIGGER git_commits_ad AFTER DELETE ON git_commits BEGIN
-            INSERT INTO commit_fts(commit_fts, rowid, title, message, author, committer,
-                                   files_changed, delta_truncated)
-            VALUES ('delete', old.id, old.title, old.message, old.author, old.committer,
-                    old.files_changed, old.delta_truncated);
-        END;
-        CREATE TRIGGER git_commits_au AFTER UPDATE OF title, message, author, committer,
-            files_changed, delta_truncated ON git_commits BEGIN
-            INSERT INTO commit_fts(commit_fts, rowid, title, message, author, committer,
-                                   files_changed, delta_truncated)
-            VALUES ('delete', old.id, old.title, old.message, old.author, old.committer,
-                    old.files_changed, old.delta_truncated);
-            INSERT INTO commit_fts(rowid, title, message, author, committer, files_changed,
-                                   delta_truncated)
-            VALUES (new.id, new.title, new.message, new.author, new.committer,
-                    new.files_changed, new.delta_truncated);
-        END;
-
         CREATE TABLE embedding_namespaces (
             id INTEGER PRIMARY KEY,
             key TEXT NOT NULL UNIQUE,          -- provider/model/dims/text-format identity
@@ -133,3 +138,5 @@ def _init(conn: sqlite3.Connection) -> None:
         );
         """
     )
+    if fts5_available(conn):
+        run_script(conn, COMMIT_FTS_DDL)

@@ -1,0 +1,86 @@
+"""The graph corpus's entry points for surfaces: one function per action, shared by the CLI
+and the MCP server so the two can never disagree."""
+
+from __future__ import annotations
+
+from gitquarry.errors import IndexBusyError, NoGraphError
+from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_present
+from gitquarry.graph.models import GraphIndexReport, GraphSearchResponse
+from gitquarry.graph.search import check_limit, search_nodes
+from gitquarry.graph.sources import docs_dir_files, graph_dir, graph_files
+from gitquarry.store import Store
+from gitquarry.workspace import Workspace
+
+
+def _no_graph(workspace: Workspace) -> NoGraphError:
+    return NoGraphError(workspace.root, graph_dir(workspace.root, workspace.config.graph))
+
+
+def _refresh(workspace: Workspace, store: Store) -> GraphIndexReport | None:
+    try:
+        with workspace.write_lock():
+            return refresh_if_stale(store, workspace.root, workspace.config.graph)
+    except IndexBusyError:
+        # another process is indexing right now: answer from the index as it stands.
+        return None
+
+
+def search_graph(
+    workspace: Workspace,
+    query: str,
+    *,
+    kind: str | None = None,
+    limit: int = 10,
+    refresh: bool = True,
+) -> GraphSearchResponse:
+    """Search the architecture graph of ``workspace`` for nodes matching ``query``.
+
+    With ``refresh`` (the default) a missing or stale graph index (graph or docs files
+    changed since the last index, or the ``[graph]`` configuration changed) is rebuilt first
+    and the rebuild's report is returned as ``refreshed``. Results come from FTS5 when the
+    index has it, else from the LIKE fallback (``engine`` says which). ``kind`` is matched
+    exactly (any string; an unknown kind gives no results). An empty query gives no results.
+
+    :raises InvalidArgumentError: ``limit`` outside 1..100.
+    :raises NoGraphError: the project has no graph files and the index holds no nodes.
+    :raises GraphFileError: a graph file is malformed (while refreshing).
+    :raises IndexCorruptError, SchemaTooNewError: the index database cannot be used.
+    """
+    check_limit(limit)
+    config = workspace.config.graph
+    if not workspace.has_index() and not graph_files(workspace.root, config):
+        raise _no_graph(workspace)
+    with workspace.open_store(create=True) as store:
+        refreshed = _refresh(workspace, store) if refresh else None
+        has_nodes = store.conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
+        if not has_nodes and not graph_files(workspace.root, config):
+            raise _no_graph(workspace)
+        results, engine = search_nodes(store.conn, query, kind=kind, limit=limit)
+    return GraphSearchResponse(results=tuple(results), engine=engine, refreshed=refreshed)
+
+
+def reindex_workspace(workspace: Workspace) -> GraphIndexReport:
+    """Rebuild the graph corpus of ``workspace`` now (``gitquarry graph reindex``).
+
+    With no graph files and no docs, a graph indexed earlier is emptied.
+    :raises NoGraphError: no graph files, no docs, and no earlier graph index.
+    :raises IndexBusyError: another process is indexing this workspace.
+    :raises GraphFileError: a graph file is malformed; the index is left as it was.
+    """
+    config = workspace.config.graph
+    has_files = bool(graph_files(workspace.root, config) or docs_dir_files(workspace.root, config))
+    if not has_files and not workspace.has_index():
+        raise _no_graph(workspace)
+    with workspace.write_lock(), workspace.open_store(create=True) as store:
+        report = reindex_if_present(store, workspace.root, config)
+    if report is None:
+        raise _no_graph(workspace)
+    return report
+
+
+def workspace_kinds(workspace: Workspace) -> list[str]:
+    """The five beadloom kinds plus any other kind the workspace's index holds."""
+    if not workspace.has_index():
+        return known_kinds(None)
+    with workspace.open_store() as store:
+        return known_kinds(store)

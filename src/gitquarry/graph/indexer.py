@@ -1,0 +1,266 @@
+"""Build the graph corpus in the index: nodes, edges, docs, chunks, ``search_index``.
+
+Each reindex rebuilds the corpus from scratch in one transaction (the graph is small: a
+5,000-node graph with 20,000 chunks takes seconds), so a failed run leaves the previous
+index intact. The files read are fingerprinted (mtime + size) in ``graph_sources`` so
+``is_stale`` can tell, with one ``stat`` per file, whether graph or docs files changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from gitquarry.config import GraphConfig
+from gitquarry.graph.chunker import chunk_markdown
+from gitquarry.graph.loader import load_graph
+from gitquarry.graph.models import KNOWN_KINDS, GraphIndexReport, GraphStatus
+from gitquarry.graph.search import has_fts5, populate_search_index
+from gitquarry.graph.sources import (
+    MISSING,
+    docs_dir_files,
+    fingerprint,
+    graph_files,
+    relative,
+    resolve_doc_path,
+    source_keys,
+)
+from gitquarry.store import Store
+from gitquarry.store.schema.graph import ensure_search_table
+
+_TABLES = ("chunks", "doc_links", "docs", "edges", "nodes", "graph_sources")
+
+
+def _config_key(config: GraphConfig) -> str:
+    return json.dumps(dataclasses.asdict(config), sort_keys=True)
+
+
+@dataclasses.dataclass
+class _Doc:
+    path: Path
+    rel: str
+    links: list[tuple[str, int]]
+    fp: tuple[int, int] = MISSING
+
+
+def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphIndexReport:
+    """Rebuild the graph corpus of ``project`` (an absolute directory) in ``store``.
+
+    Reads every graph file under ``config.graph_dir``, every doc a node lists and every
+    Markdown file under ``config.docs_dir``. Per-item problems (duplicate ref_id, edge to a
+    missing node, a listed doc that is missing or outside the project) are warnings in the
+    report; everything else is indexed. With no graph files and no docs the corpus is
+    emptied. ``search_index`` is rebuilt when SQLite has FTS5 (``report.fts5``).
+
+    :raises GraphFileError: a graph file is not valid YAML or not a graph mapping; nothing
+        is written.
+    :raises IndexBusyError: another writer holds the database.
+    """
+    started = time.perf_counter()
+    project = project.resolve()
+    gfiles = graph_files(project, config)
+    graph_fps = {relative(project, p): fingerprint(p) for p in gfiles}
+    loaded = load_graph(project, gfiles)
+    warnings = list(loaded.warnings)
+
+    docs: dict[Path, _Doc] = {}
+    missing_docs: dict[str, tuple[int, int]] = {}
+    for node in loaded.nodes:
+        for position, declared in enumerate(node.docs):
+            path = resolve_doc_path(project, declared)
+            if path is None:
+                warnings.append(
+                    f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} is outside the "
+                    "project; skipped"
+                )
+                continue
+            rel = relative(project, path)
+            if fingerprint(path) == MISSING:
+                warnings.append(
+                    f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} does not exist"
+                )
+                missing_docs[rel] = MISSING
+                continue
+            doc = docs.setdefault(path, _Doc(path, rel, []))
+            if all(ref != node.ref_id for ref, _ in doc.links):
+                doc.links.append((node.ref_id, position))
+    for path in docs_dir_files(project, config):
+        docs.setdefault(path, _Doc(path, relative(project, path), []))
+
+    doc_rows: list[tuple[_Doc, str, int, list[tuple[int, str, str]]]] = []
+    for doc in sorted(docs.values(), key=lambda d: d.rel):
+        doc.fp = fingerprint(doc.path)  # stat before reading: a later edit reads as stale
+        try:
+            data = doc.path.read_bytes()
+        except OSError as exc:
+            warnings.append(f"{doc.rel}: cannot be read ({exc.strerror}); skipped")
+            continue
+        text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+        chunks = [
+            (c.ordinal, c.heading, c.content) for c in chunk_markdown(text, config.chunk_max_chars)
+        ]
+        doc_rows.append((doc, hashlib.sha256(data).hexdigest(), len(data), chunks))
+
+    with store.atomic() as conn:
+        for table in _TABLES:
+            conn.execute(f"DELETE FROM {table}")
+        conn.executemany(
+            "INSERT INTO nodes (ref_id, kind, summary, source, extra, graph_file)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    n.ref_id,
+                    n.kind,
+                    n.summary,
+                    n.source,
+                    json.dumps(n.extra, ensure_ascii=False, sort_keys=True),
+                    n.graph_file,
+                )
+                for n in loaded.nodes
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO edges (src, dst, kind, graph_file) VALUES (?, ?, ?, ?)",
+            [(e.src, e.dst, e.kind, e.graph_file) for e in loaded.edges],
+        )
+        chunk_count = unlinked = 0
+        for doc, sha, size, chunks in doc_rows:
+            owner = doc.links[0][0] if doc.links else None
+            unlinked += owner is None
+            doc_id = conn.execute(
+                "INSERT INTO docs (path, ref_id, sha256, size_bytes) VALUES (?, ?, ?, ?)",
+                (doc.rel, owner, sha, size),
+            ).lastrowid
+            conn.executemany(
+                "INSERT INTO doc_links (doc_id, ref_id, position) VALUES (?, ?, ?)",
+                [(doc_id, ref, pos) for ref, pos in doc.links],
+            )
+            conn.executemany(
+                "INSERT INTO chunks (doc_id, ordinal, heading, content) VALUES (?, ?, ?, ?)",
+                [(doc_id, *chunk) for chunk in chunks],
+            )
+            chunk_count += len(chunks)
+        sources: dict[str, tuple[str, int, int]] = {}
+        for rel, fp in missing_docs.items():
+            sources[rel] = ("missing_doc", *fp)
+        for doc, _sha, _size, _chunks in doc_rows:
+            sources[doc.rel] = ("doc", *doc.fp)
+        for rel, fp in graph_fps.items():
+            sources[rel] = ("graph", *fp)
+        conn.executemany(
+            "INSERT INTO graph_sources (path, role, mtime_ns, size_bytes) VALUES (?, ?, ?, ?)",
+            [(path, *values) for path, values in sources.items()],
+        )
+        fts = ensure_search_table(conn)
+        search_rows = populate_search_index(conn) if fts else 0
+        conn.executemany(
+            "INSERT OR REPLACE INTO graph_state (key, value) VALUES (?, ?)",
+            [("last_indexed_at", str(int(time.time()))), ("config", _config_key(config))],
+        )
+    return GraphIndexReport(
+        nodes=len(loaded.nodes),
+        edges=len(loaded.edges),
+        docs=len(doc_rows),
+        chunks=chunk_count,
+        unlinked_docs=unlinked,
+        search_rows=search_rows,
+        fts5=fts,
+        warnings=tuple(warnings),
+        duration_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def has_sources(project: Path, config: GraphConfig) -> bool:
+    """Whether ``project`` has any graph file or any Markdown file under the docs directory."""
+    return bool(graph_files(project, config) or docs_dir_files(project, config))
+
+
+def _has_corpus(store: Store) -> bool:
+    conn = store.conn
+    return (
+        conn.execute("SELECT 1 FROM graph_state WHERE key = 'last_indexed_at'").fetchone()
+        is not None
+    )
+
+
+def reindex_if_present(store: Store, project: Path, config: GraphConfig) -> GraphIndexReport | None:
+    """``reindex_graph`` when the project has graph files or docs, or was indexed before
+    (then the corpus is emptied to match); None when there is nothing to index.
+
+    For ``gitquarry index``. :raises GraphFileError, IndexBusyError: as ``reindex_graph``.
+    """
+    if not has_sources(project, config) and not _has_corpus(store):
+        return None
+    return reindex_graph(store, project, config)
+
+
+def is_stale(store: Store, project: Path, config: GraphConfig) -> bool:
+    """True when the graph corpus does not match the files: never indexed, the ``[graph]``
+    configuration changed, a recorded file changed (mtime or size), disappeared or (for a
+    listed doc that was missing) appeared, or a new graph/docs-directory file exists.
+    """
+    conn = store.conn
+    state = dict(conn.execute("SELECT key, value FROM graph_state").fetchall())
+    if "last_indexed_at" not in state or state.get("config") != _config_key(config):
+        return True
+    project = project.resolve()
+    base = str(project) + os.sep
+    recorded: set[str] = set()
+    for path, mtime_ns, size in conn.execute(
+        "SELECT path, mtime_ns, size_bytes FROM graph_sources"
+    ):
+        if fingerprint(path if os.path.isabs(path) else base + path) != (mtime_ns, size):
+            return True
+        recorded.add(path)
+    return any(key not in recorded for key in source_keys(project, config))
+
+
+def refresh_if_stale(store: Store, project: Path, config: GraphConfig) -> GraphIndexReport | None:
+    """Reindex when ``is_stale`` (and there is something to index); None when fresh.
+
+    :raises GraphFileError, IndexBusyError: as ``reindex_graph``.
+    """
+    if not is_stale(store, project, config):
+        return None
+    return reindex_if_present(store, project, config)
+
+
+def graph_status(store: Store) -> GraphStatus:
+    """Counts of the graph corpus in ``store``, unlinked docs and last index time.
+
+    For ``gitquarry status``; ``GraphStatus.to_dict()`` gives the JSON form.
+    """
+    conn = store.conn
+
+    def count(table: str) -> int:
+        return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    row = conn.execute("SELECT value FROM graph_state WHERE key = 'last_indexed_at'").fetchone()
+    unlinked = tuple(
+        r[0] for r in conn.execute("SELECT path FROM docs WHERE ref_id IS NULL ORDER BY path")
+    )
+    return GraphStatus(
+        nodes=count("nodes"),
+        edges=count("edges"),
+        docs=count("docs"),
+        chunks=count("chunks"),
+        unlinked_docs=unlinked,
+        fts5=has_fts5(conn),
+        last_indexed_at=int(row[0]) if row else None,
+    )
+
+
+def known_kinds(store: Store | None) -> list[str]:
+    """The five beadloom kinds followed by any other kind the index holds (sorted)."""
+    extra: list[str] = []
+    if store is not None:
+        extra = [
+            r[0]
+            for r in store.conn.execute("SELECT DISTINCT kind FROM nodes ORDER BY kind")
+            if r[0] not in KNOWN_KINDS
+        ]
+    return [*KNOWN_KINDS, *extra]

@@ -1,0 +1,1 @@
+"""MCP server surface: tools over the gitquarry corpora."""

@@ -1,0 +1,73 @@
+"""The MCP tool ``search`` over the architecture graph, on the shared gitquarry server.
+
+The tool calls ``gitquarry.graph.search_graph`` (the function behind ``gitquarry search``)
+and returns the same result structure: one text block holding a JSON array of ``{ref_id,
+kind, summary, snippet, rank}`` objects (LIKE-fallback results have no snippet or rank),
+the same array as structured content under ``result``. Invalid arguments and
+gitquarry errors come back as MCP tool errors (``is_error`` results) with the error's message.
+"""
+
+# No ``from __future__ import annotations``: the tool's annotations refer to a local
+# (``kind_schema``), and the SDK evaluates them to build the input schema.
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from gitquarry.errors import GitquarryError
+from gitquarry.graph import search_graph, workspace_kinds
+from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT
+from gitquarry.workspace import resolve_workspace
+
+TOOL_NAME = "search"
+
+_DESCRIPTION = (
+    "Full-text search over the project's architecture graph (beadloom nodes: domains, "
+    "features, services, entities, ADRs) and the Markdown docs linked to them. Every word "
+    "must match. Returns a JSON array of {ref_id, kind, summary, snippet, rank}, best first "
+    "(rank is BM25, lower is better; snippet marks matches with <b></b>)."
+)
+
+
+def register(server: MCPServer, project: Path) -> None:
+    """Add the ``search`` tool to ``server``, searching the workspace at ``project``.
+
+    The ``kind`` parameter's schema lists the five beadloom kinds plus any other kind the
+    index holds when the tool is registered; any string is accepted (an unknown kind gives
+    an empty array).
+    :raises ConfigError: the workspace configuration is invalid.
+    """
+    workspace = resolve_workspace(project, for_search=True)
+    try:
+        kinds: list[str | None] = [*workspace_kinds(workspace), None]
+    except GitquarryError:
+        kinds = []
+    kind_schema: dict[str, Any] = {"enum": kinds} if kinds else {}
+
+    def search(
+        query: Annotated[str, Field(description="Words to search for.")],
+        kind: Annotated[
+            str | None,
+            Field(description="Only nodes of this kind.", json_schema_extra=kind_schema),
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description="Maximum results (1-100).")
+        ] = 10,
+    ) -> CallToolResult:
+        try:
+            current = resolve_workspace(workspace.root, for_search=True)
+            response = search_graph(current, query, kind=kind, limit=limit)
+        except GitquarryError as exc:
+            raise ToolError(str(exc)) from exc
+        results = [result.to_dict() for result in response.results]
+        text = json.dumps(results, indent=2, ensure_ascii=False)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)],
+            structured_content={"result": results},
+        )
+
+    server.add_tool(search, name=TOOL_NAME, description=_DESCRIPTION)

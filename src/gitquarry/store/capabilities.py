@@ -1,0 +1,33 @@
+"""What this process's SQLite can do."""
+
+from __future__ import annotations
+
+import sqlite3
+
+_NO_FTS5_CODES = (sqlite3.SQLITE_ERROR, sqlite3.SQLITE_AUTH)
+
+
+def fts5_available(conn: sqlite3.Connection) -> bool:
+    """Whether ``conn`` can create FTS5 tables (probed with a throwaway temp table).
+
+    The probe failing with ``SQLITE_ERROR`` (``no such module: fts5``: SQLite built without
+    FTS5) or ``SQLITE_AUTH`` (an authorizer forbids the virtual table) means "not
+    available"; the error code decides, never the message text.
+    :raises sqlite3.DatabaseError: any other failure (corruption, I/O), unchanged.
+    """
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._gq_fts5_probe USING fts5(x)")
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) in _NO_FTS5_CODES:
+            return False
+        raise
+    conn.execute("DROP TABLE temp._gq_fts5_probe")
+    return True
+
+
+def has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the main schema holds a table (or virtual table) called ``name``."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return row is not None

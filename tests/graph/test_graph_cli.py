@@ -1,0 +1,205 @@
+"""``gitquarry search`` and ``gitquarry graph reindex`` on projects built from real files.
+
+Commands run through ``gitquarry.cli.app.main`` (the real error edge, real exit codes), plus
+one subprocess smoke test of the installed console script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitquarry.cli.app import main
+from gitquarry.config import GraphConfig
+from gitquarry.graph import reindex_graph
+
+from .conftest import open_store_without_fts5
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITQUARRY_CONFIG", str(tmp_path / "no-user-config.toml"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    code = info.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+def test_search_builds_index_and_prints_seed_format(project: Path, capsys) -> None:
+    assert not (project / ".gitquarry/index.db").exists()
+    code, out, err = run(capsys, "search", "zeppelin", "--project", str(project))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "  [service] mcp-server: MCP server exposing tools to agents"
+    assert lines[1].startswith("    ") and "<b>zeppelin</b>" in lines[1].lower()
+    assert len(lines) == 2
+    assert (project / ".gitquarry/index.db").is_file()
+    assert "Indexed architecture graph" in err
+
+
+def test_search_json(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "search", "--json", "--project", str(project))
+    assert code == 0
+    data = json.loads(out)
+    assert isinstance(data, list) and data[0]["ref_id"] == "search"
+    assert set(data[0]) == {"ref_id", "kind", "summary", "snippet", "rank"}
+    assert "<b>" in data[0]["snippet"]
+
+
+def test_search_no_results(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "xylophone", "--project", str(project))
+    assert code == 0 and out == "No results found.\n"
+
+
+def test_search_json_no_results_is_empty_array(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "xylophone", "--json", "--project", str(project))
+    assert code == 0 and json.loads(out) == []
+
+
+def test_search_kind_filter(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "search", "--kind", "service", "--project", str(project))
+    assert code == 0
+    heads = [line for line in out.splitlines() if not line.startswith("    ")]
+    assert heads and all(line.startswith("  [service] ") for line in heads)
+
+
+def test_search_unknown_kind_is_not_an_error(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "search", "--kind", "galaxy", "--project", str(project))
+    assert code == 0 and out == "No results found.\n"
+
+
+def test_word_service_does_not_match_kind(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "service", "--project", str(project))
+    assert code == 0 and out == "No results found.\n"
+
+
+def test_search_with_double_quote(project: Path, capsys) -> None:
+    for query in ['say "hi"', 'a"b', '"zeppelin"']:
+        code, _, err = run(capsys, "search", query, "--project", str(project))
+        assert code == 0, err
+
+
+@pytest.mark.parametrize("limit", ["0", "101"])
+def test_limit_out_of_range_is_usage_error(project: Path, capsys, limit: str) -> None:
+    code, out, err = run(capsys, "search", "search", "--limit", limit, "--project", str(project))
+    assert code == 2 and out == ""
+    assert err.startswith("Error: limit:")
+
+
+def test_limit_caps(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "search", "search", "--limit", "1", "--json", "-p", str(project))
+    assert code == 0 and len(json.loads(out)) == 1
+
+
+def test_project_without_graph_fails_clearly(tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = run(capsys, "search", "anything", "--project", str(empty))
+    assert code == 1 and out == ""
+    assert "has no architecture graph" in err and ".beadloom/_graph" in err
+    assert not (empty / ".gitquarry").exists()
+
+
+def test_missing_project_dir_is_usage_error(tmp_path: Path, capsys) -> None:
+    code, _, err = run(capsys, "search", "x", "--project", str(tmp_path / "nope"))
+    assert code == 2 and "Error:" in err
+
+
+def test_search_refreshes_stale_index(project: Path, capsys) -> None:
+    run(capsys, "search", "zeppelin", "--project", str(project))
+    doc = project / "docs/features/search.md"
+    doc.write_text("## Ranking\nNow featuring the wombat ranker.\n", encoding="utf-8")
+    st = doc.stat()
+    os.utime(doc, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    code, out, err = run(capsys, "search", "wombat", "--project", str(project))
+    assert code == 0 and out.startswith("  [feature] search: ")
+    assert "Indexed architecture graph" in err
+    code, out, err = run(capsys, "search", "wombat", "--project", str(project))
+    assert "Indexed" not in err  # fresh now: no rebuild
+
+
+def test_search_reports_graph_warnings_on_stderr(make_project, capsys) -> None:
+    graph = (
+        "nodes:\n  - {ref_id: a, kind: service, summary: Alpha}\n"
+        "  - {ref_id: a, kind: service, summary: Again}\n"
+        "edges:\n  - {src: a, dst: ghost, kind: uses}\n"
+    )
+    project = make_project(graph, {})
+    code, out, err = run(capsys, "search", "alpha", "--project", str(project))
+    assert code == 0 and out == "  [service] a: Alpha\n    <b>Alpha</b>\n"
+    assert "duplicate ref_id" in err and "ghost" in err
+
+
+def test_malformed_graph_is_an_error_naming_the_file(project: Path, capsys) -> None:
+    (project / ".beadloom/_graph/bad.yml").write_text("nodes: [\n", encoding="utf-8")
+    code, out, err = run(capsys, "search", "zeppelin", "--project", str(project))
+    assert code == 1 and out == ""
+    assert "bad.yml" in err and err.startswith("Error: invalid architecture graph file")
+
+
+def test_like_fallback_through_cli(project: Path, capsys) -> None:
+    # An index written by a SQLite without FTS5: the CLI answers with LIKE, no snippet line.
+    with open_store_without_fts5(project / ".gitquarry/index.db") as store:
+        reindex_graph(store, project, GraphConfig())
+    code, out, err = run(capsys, "search", "zeppelin", "--project", str(project))
+    assert code == 0, err
+    assert out == "  [service] mcp-server: MCP server exposing tools to agents\n"
+    code, out, _ = run(capsys, "search", "zeppelin", "--json", "--project", str(project))
+    assert json.loads(out) == [
+        {
+            "ref_id": "mcp-server",
+            "kind": "service",
+            "summary": "MCP server exposing tools to agents",
+        }
+    ]
+
+
+def test_graph_reindex(project: Path, capsys) -> None:
+    code, out, _ = run(capsys, "graph", "reindex", "--project", str(project))
+    assert code == 0
+    assert out.startswith("Indexed architecture graph: 6 nodes, 3 edges, 5 docs (1 unlinked)")
+    code, out, _ = run(capsys, "graph", "reindex", "--json", "--project", str(project))
+    data = json.loads(out)
+    assert data["nodes"] == 6 and data["fts5"] is True and data["warnings"] == []
+
+
+def test_graph_reindex_without_graph(tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "e"
+    empty.mkdir()
+    code, _, err = run(capsys, "graph", "reindex", "--project", str(empty))
+    assert code == 1 and "has no architecture graph" in err
+
+
+def test_help_documents_commands(capsys) -> None:
+    code, out, _ = run(capsys, "search", "--help")
+    assert code == 0
+    for option in ("--kind", "--limit", "--json", "--project"):
+        assert option in out
+    code, out, _ = run(capsys, "graph", "--help")
+    assert code == 0 and "reindex" in out
+
+
+def test_console_script_smoke(project: Path, tmp_path: Path) -> None:
+    exe = Path(sys.executable).parent / "gitquarry"
+    if not exe.exists():
+        pytest.skip("console script not installed")
+    env = {**os.environ, "GITQUARRY_CONFIG": str(tmp_path / "none.toml")}
+    proc = subprocess.run(
+        [str(exe), "search", "ranking", "--project", str(project)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("  [feature] search: Full text search over graph nodes\n    ")

@@ -1,0 +1,100 @@
+"""The MCP ``search`` tool, driven in-process through the SDK's client."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from gitquarry.graph import search_graph
+from gitquarry.mcp.graph_tools import register
+from gitquarry.workspace import resolve_workspace
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITQUARRY_CONFIG", str(tmp_path / "no-user-config.toml"))
+
+
+def call(project: Path, arguments: dict[str, Any]) -> Any:
+    async def go() -> Any:
+        server = MCPServer("gitquarry-test")
+        register(server, project)
+        async with Client(server) as client:
+            return await client.call_tool("search", arguments)
+
+    return anyio.run(go)
+
+
+def list_tools(project: Path) -> Any:
+    async def go() -> Any:
+        server = MCPServer("gitquarry-test")
+        register(server, project)
+        async with Client(server) as client:
+            return await client.list_tools()
+
+    return anyio.run(go)
+
+
+def test_tool_is_listed_with_schema(project: Path) -> None:
+    (tool,) = [t for t in list_tools(project).tools if t.name == "search"]
+    props = tool.input_schema["properties"]
+    assert set(props) == {"query", "kind", "limit"}
+    assert tool.input_schema["required"] == ["query"]
+    assert props["limit"]["minimum"] == 1 and props["limit"]["maximum"] == 100
+    assert props["kind"]["enum"][:5] == ["domain", "feature", "service", "entity", "adr"]
+
+
+def test_kind_enum_includes_kinds_in_index(make_project) -> None:
+    project = make_project("nodes:\n  - {ref_id: q, kind: queue, summary: Job queue}\n", {})
+    search_graph(resolve_workspace(project), "job")  # builds the index
+    (tool,) = list_tools(project).tools
+    assert "queue" in tool.input_schema["properties"]["kind"]["enum"]
+
+
+def test_search_returns_same_structure_as_cli(project: Path) -> None:
+    result = call(project, {"query": "zeppelin"})
+    assert result.is_error is False
+    (content,) = result.content
+    data = json.loads(content.text)
+    expected = [r.to_dict() for r in search_graph(resolve_workspace(project), "zeppelin").results]
+    assert data == expected
+    assert data[0]["ref_id"] == "mcp-server" and "<b>" in data[0]["snippet"]
+    assert result.structured_content == {"result": expected}
+
+
+def test_kind_and_limit(project: Path) -> None:
+    data = json.loads(call(project, {"query": "search", "kind": "service"}).content[0].text)
+    assert data and all(item["kind"] == "service" for item in data)
+    data = json.loads(call(project, {"query": "search", "limit": 1}).content[0].text)
+    assert len(data) == 1
+
+
+def test_unknown_kind_gives_empty_array(project: Path) -> None:
+    result = call(project, {"query": "search", "kind": "galaxy"})
+    assert result.is_error is False and json.loads(result.content[0].text) == []
+
+
+@pytest.mark.parametrize("limit", [0, 101])
+def test_invalid_limit_is_tool_error(project: Path, limit: int) -> None:
+    result = call(project, {"query": "search", "limit": limit})
+    assert result.is_error is True
+    assert "limit" in result.content[0].text
+
+
+def test_no_graph_is_tool_error(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = call(empty, {"query": "anything"})
+    assert result.is_error is True
+    assert "has no architecture graph" in result.content[0].text
+
+
+def test_quote_in_query(project: Path) -> None:
+    result = call(project, {"query": 'say "hi"'})
+    assert result.is_error is False and json.loads(result.content[0].text) == []
