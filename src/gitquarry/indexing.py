@@ -52,11 +52,12 @@ def embed_commits(
 def index_extras(
     workspace: Workspace, store: Store, *, progress: Progress, embed: bool
 ) -> ExtrasReport:
-    """Reindex the architecture graph (if the project has one) and embed new commits."""
-    from gitquarry.graph import reindex_if_present
+    """Reindex the architecture graph when its files changed (if the project has one) and
+    embed commits that lack vectors. Both are no-ops when nothing changed."""
+    from gitquarry.graph import refresh_if_stale
 
     report = ExtrasReport()
-    graph = reindex_if_present(store, workspace.root, workspace.config.graph)
+    graph = refresh_if_stale(store, workspace.root, workspace.config.graph)
     if graph is not None:
         report.graph = graph.to_dict()
         report.warnings.extend(graph.warnings)
@@ -69,7 +70,7 @@ def index_extras(
     if embed:
         emb = embed_commits(workspace, store, progress=progress)
         report.embeddings = emb
-        if emb is not None:
+        if emb is not None and (emb["embedded"] or emb["reused"]):
             report.notes.append(
                 f"Embeddings: {emb['embedded']:,} computed, {emb['reused']:,} reused; "
                 f"{emb['with_vectors']:,} of {emb['total_commits']:,} commits have vectors "

@@ -89,7 +89,7 @@ def run_index(
         n_repos = len(report.repositories)
         if report.up_to_date and not report.failed:
             stdout.print(
-                f"Index is up to date: {report.total_commits:,} commits in {n_repos} "
+                f"Commit history is up to date: {report.total_commits:,} commits in {n_repos} "
                 f"{_plural(n_repos, 'repository', 'repositories')}; "
                 f"nothing to do ({elapsed:.2f} s)."
             )
