@@ -21,6 +21,7 @@ All content is ASCII, so ``len(str)`` is the byte length fast-import needs.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import os
 import random
@@ -238,10 +239,8 @@ def _dir_bytes(path: Path) -> int:
     total = 0
     for dirpath, _dirs, files in os.walk(path):
         for f in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.stat(os.path.join(dirpath, f)).st_size
-            except OSError:
-                pass
     return total
 
 

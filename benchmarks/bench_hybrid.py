@@ -32,16 +32,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _synthetic import build_repo  # noqa: E402
-
-from gitquarry.config import Config  # noqa: E402
-from gitquarry.embedding import create_embedder, to_blob  # noqa: E402
-from gitquarry.history.document import TEXT_FORMAT, commit_document  # noqa: E402
-from gitquarry.history.embed import embed_pending, ensure_namespace  # noqa: E402
-from gitquarry.history.indexer import index_workspace  # noqa: E402
-from gitquarry.history.semantic import load_semantic_ranker  # noqa: E402
-from gitquarry.history.search import search_git_history  # noqa: E402
-from gitquarry.store import open_store  # noqa: E402
+from _synthetic import build_repo
+from gitquarry.config import Config
+from gitquarry.embedding import create_embedder, to_blob
+from gitquarry.history.document import TEXT_FORMAT, commit_document
+from gitquarry.history.embed import embed_pending, ensure_namespace
+from gitquarry.history.indexer import index_workspace
+from gitquarry.history.search import search_git_history
+from gitquarry.history.semantic import load_semantic_ranker
+from gitquarry.store import open_store
 
 WORDS = ["cache", "parser", "auth token", "timeout retry", "session cookie", "fix leak",
          "rate limit", "database pool", "upload", "scheduler queue", "config loader"]
@@ -184,7 +183,7 @@ def latency(db: Path, n_queries: int) -> dict:
 
 def cold_cli(repo: Path, runs: int = 5) -> dict:
     exe = Path(sys.executable).with_name("gitquarry")
-    cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "gitquarry"])]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "gitquarry"]
     times = []
     for _ in range(runs):
         t = time.monotonic()

@@ -88,7 +88,9 @@ class NoIndexError(GitquarryError):
 
     def __init__(self, workspace: Path) -> None:
         super().__init__(
-            f"no gitquarry index for {workspace}; run `gitquarry index {workspace}` first"
+            f"no gitquarry index in {workspace} or its parent directories; run "
+            "`gitquarry index <dir>` on the directory that holds your repositories, or pass "
+            "--project <dir>"
         )
         self.workspace = workspace
 

@@ -19,6 +19,13 @@ class ExtrasReport:
     embeddings: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: failures of one part (graph, embeddings) that did not stop the others
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def did_work(self) -> bool:
+        emb = self.embeddings or {}
+        return self.graph is not None or bool(emb.get("embedded") or emb.get("reused"))
 
     def to_dict(self) -> dict[str, Any]:
         return {"graph": self.graph, "embeddings": self.embeddings}
@@ -54,10 +61,15 @@ def index_extras(
 ) -> ExtrasReport:
     """Reindex the architecture graph when its files changed (if the project has one) and
     embed commits that lack vectors. Both are no-ops when nothing changed."""
+    from gitquarry.errors import EmbeddingError, GitquarryError
     from gitquarry.graph import refresh_if_stale
 
     report = ExtrasReport()
-    graph = refresh_if_stale(store, workspace.root, workspace.config.graph)
+    try:
+        graph = refresh_if_stale(store, workspace.root, workspace.config.graph)
+    except GitquarryError as exc:  # a broken graph file must not stop history or vectors
+        graph = None
+        report.errors.append(f"architecture graph not indexed: {exc}")
     if graph is not None:
         report.graph = graph.to_dict()
         report.warnings.extend(graph.warnings)
@@ -68,13 +80,18 @@ def index_extras(
             + "."
         )
     if embed:
-        emb = embed_commits(workspace, store, progress=progress)
+        try:
+            emb = embed_commits(workspace, store, progress=progress)
+        except EmbeddingError as exc:  # keyword search works; say why vectors are missing
+            emb = None
+            report.errors.append(f"embeddings not computed: {exc}")
         report.embeddings = emb
         if emb is not None and (emb["embedded"] or emb["reused"]):
+            vectors = "commit has" if emb["total_commits"] == 1 else "commits have"
             report.notes.append(
-                f"Embeddings: {emb['embedded']:,} computed, {emb['reused']:,} reused; "
-                f"{emb['with_vectors']:,} of {emb['total_commits']:,} commits have vectors "
-                f"({emb['namespace']})."
+                f"Embeddings: {emb['embedded']:,} computed, {emb['reused']:,} reused in "
+                f"{emb['seconds']:.1f} s; {emb['with_vectors']:,} of {emb['total_commits']:,} "
+                f"{vectors} vectors ({emb['namespace']})."
             )
     return report
 

@@ -88,18 +88,21 @@ def find_workspace_root(start: Path, index_dir: str = ".gitquarry") -> Path | No
     return None
 
 
-def resolve_workspace(project: Path | None, *, for_search: bool = False) -> Workspace:
+def resolve_workspace(
+    project: Path | None, *, for_search: bool = False, label: str = "--project"
+) -> Workspace:
     """The workspace for a command.
 
     ``project`` given: that directory. Otherwise, for searches, the nearest ancestor of the
-    current directory that has an index, falling back to the current directory.
+    current directory that has an index, falling back to the current directory. ``label``
+    names the argument in errors.
     :raises InvalidArgumentError: ``project`` is not a directory.
     :raises ConfigError: the configuration is invalid.
     """
     if project is not None:
         root = project.expanduser()
         if not root.is_dir():
-            raise InvalidArgumentError("--project", f"{project} is not a directory")
+            raise InvalidArgumentError(label, f"{project} is not a directory")
         root = root.resolve()
     else:
         cwd = Path.cwd().resolve()

@@ -10,9 +10,13 @@ import os
 import sys
 import traceback
 
-import click
 import typer
 from typer.main import get_command
+
+try:  # recent typer vendors click as typer._click; older typer uses click itself
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover - depends on the installed typer
+    from click import ClickException  # type: ignore[no-redef,assignment]
 
 from gitquarry.errors import GitquarryError
 
@@ -37,32 +41,49 @@ def _register_commands() -> None:
 _register_commands()
 
 
+def _echo_err(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _configure_logging() -> None:
+    """Library warnings are summarised by the commands themselves; the raw log lines go to
+    stderr only at ``GITQUARRY_LOG=info|warning|debug``."""
+    import logging
+
+    level = os.environ.get("GITQUARRY_LOG", "error").upper()
+    logging.basicConfig(
+        level=getattr(logging, level, logging.ERROR),
+        format="gitquarry %(levelname)s %(name)s: %(message)s",
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Translates errors to messages and exit codes."""
+    _configure_logging()
     command = get_command(app)
     try:
         result = command.main(args=argv, prog_name="gitquarry", standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
+    except ClickException as exc:  # usage errors: exit 2
         exc.show()
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
+    except typer.Abort:
+        _echo_err("Aborted.")
         sys.exit(130)
     except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
+        _echo_err("Interrupted.")
         sys.exit(130)
     except GitquarryError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        _echo_err(f"Error: {exc}")
         sys.exit(exc.exit_code)
     except Exception as exc:  # a bug: say so plainly, traceback only on request
         if os.environ.get("GITQUARRY_DEBUG"):
             traceback.print_exc()
-        click.echo(
+        _echo_err(
             f"Error: internal error ({type(exc).__name__}: {exc}). "
-            "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it.",
-            err=True,
+            "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it."
         )
         sys.exit(1)
     sys.exit(result if isinstance(result, int) else 0)

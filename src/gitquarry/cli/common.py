@@ -13,7 +13,7 @@ from rich.console import Console
 #: human-readable output and results
 stdout = Console(highlight=False, soft_wrap=True)
 #: progress bars, warnings and errors
-stderr = Console(stderr=True, highlight=False)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
 ProjectOption = Annotated[
     Path | None,

@@ -20,6 +20,11 @@ def _plural(n: int, one: str, many: str) -> str:
     return one if n == 1 else many
 
 
+def _count(n: int, one: str, many: str) -> str:
+    """``1 commit``, ``2,000 commits``."""
+    return f"{n:,} {_plural(n, one, many)}"
+
+
 def _short_date(ts: int) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
@@ -87,25 +92,31 @@ def run_index(
                 warn(f"{rep.path}: {rep.decode_warnings} commit(s) held invalid UTF-8, "
                      "decoded with U+FFFD")
         n_repos = len(report.repositories)
+        repos = _count(n_repos, "repository", "repositories")
+        total = _count(report.total_commits, "commit", "commits")
         if report.up_to_date and not report.failed:
+            nothing = " nothing to do." if not extras.did_work else ""
             stdout.print(
-                f"Commit history is up to date: {report.total_commits:,} commits in {n_repos} "
-                f"{_plural(n_repos, 'repository', 'repositories')}; "
-                f"nothing to do ({elapsed:.2f} s)."
+                f"Commit history is up to date: {total} in {repos}.{nothing}", highlight=False
             )
         else:
             stdout.print(
-                f"Indexed {report.new_commits:,} new commits, pruned {report.pruned_commits:,}, "
-                f"in {n_repos} {_plural(n_repos, 'repository', 'repositories')} ({elapsed:.1f} s). "
-                f"Total: {report.total_commits:,} commits."
+                f"Indexed {_count(report.new_commits, 'new commit', 'new commits')}, "
+                f"pruned {report.pruned_commits:,}, in {repos} ({report.seconds:.1f} s). "
+                f"Total: {total}.",
+                highlight=False,
             )
         for line in extras.summary_lines():
             stdout.print(line, highlight=False)
         for message in extras.warnings:
             warn(message)
+        for message in extras.errors:
+            stderr.print(f"[red]Error:[/red] {message}", highlight=False)
+        if not quiet:
+            stderr.print(f"Done in {elapsed:.2f} s.", highlight=False)
         if n_repos == 0:
             warn(f"no Git repositories found under {workspace.root}")
-    return 1 if report.failed or history_error is not None else 0
+    return 1 if report.failed or history_error is not None or extras.errors else 0
 
 
 def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]:
@@ -121,7 +132,7 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
         + (f"  files: {shown}" if shown else ""),
     ]
     if explain:
-        bm25 = f"{r.bm25:.3f}" if r.bm25 is not None else "-"
+        bm25 = f"{r.bm25:.4g}" if r.bm25 is not None else "-"
         sim = f"{r.similarity:.3f}" if r.similarity is not None else "-"
         lines.append(
             f"    bm25 rank {r.lexical_rank or '-'} (bm25 {bm25}), "
@@ -147,7 +158,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Index every commit of every repository under PATH (incremental after the first run)."""
-        workspace = resolve_workspace(path)
+        workspace = resolve_workspace(path, label="PATH")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
         raise typer.Exit(code)
 
@@ -165,7 +176,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Delete the index and build it again from Git (also the cure for a corrupt index)."""
-        workspace = resolve_workspace(path)
+        workspace = resolve_workspace(path, label="PATH")
         with workspace.write_lock():
             for suffix in ("", "-wal", "-shm"):
                 target = Path(str(workspace.db_path) + suffix)
@@ -216,7 +227,7 @@ def register(app: typer.Typer) -> None:
                 top_n=top_n if top_n is not None else workspace.config.search.top_n,
                 files_glob=files_glob,
                 after=parse_time(after),
-                before=parse_time(before),
+                before=parse_time(before, end_of_day=True),
                 mode=mode,
             )
         finally:
@@ -261,8 +272,14 @@ def register(app: typer.Typer) -> None:
         emb = status.get("embeddings") or {}
         if emb:
             stdout.print(
-                f"Embedded:  {emb.get('embedded', 0):,} ({emb.get('fraction', 0.0):.0%}) "
-                f"with {emb.get('namespace', '-')}",
+                f"Embedded:  {emb.get('embedded', 0):,} of {status['total_commits']:,} "
+                f"({emb.get('fraction', 0.0):.0%}) with {emb.get('namespace', '-')}",
+                highlight=False,
+            )
+        else:
+            stdout.print(
+                f"Embedded:  0 of {status['total_commits']:,} (run `gitquarry index` to "
+                "compute vectors)",
                 highlight=False,
             )
         stdout.print(f"Repositories: {len(status['repositories'])}")
@@ -273,8 +290,8 @@ def register(app: typer.Typer) -> None:
             )
             flag = " (interrupted run; next index resumes)" if repo["run_in_progress"] else ""
             stdout.print(
-                f"  {repo['path']}  {repo['commits']:,} commits, {repo['refs']} refs, "
-                f"updated {when}{flag}",
+                f"  {repo['path']}  {_count(repo['commits'], 'commit', 'commits')}, "
+                f"{_count(repo['refs'], 'ref', 'refs')}, updated {when}{flag}",
                 highlight=False,
             )
         graph = status.get("graph")

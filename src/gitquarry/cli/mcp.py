@@ -17,5 +17,5 @@ def register(app: typer.Typer) -> None:
         """Serve search_git_history and search to an MCP client over stdio."""
         from gitquarry.mcp.server import serve_stdio
 
-        logging.basicConfig(level=logging.WARNING, format="gitquarry: %(message)s")
+        logging.getLogger().setLevel(logging.WARNING)  # the server's stderr is a log
         serve_stdio(project)

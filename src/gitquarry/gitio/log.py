@@ -117,30 +117,27 @@ class _Delta:
         self.last = b""
         self.bytes_cut = False
 
-    def feed(self, data: bytes | memoryview) -> None:
-        if not data:
+    def feed(self, buf: bytearray, start: int, end: int) -> None:
+        """Take ``buf[start:end]`` (no copy is made of the part past the kept lines)."""
+        if end <= start:
             return
-        data = bytes(data)
+        newlines = buf.count(b"\n", start, end)
         if not self.complete:
             need = self.max_lines - self.newlines
-            start = 0
-            pos = -1
-            for _ in range(need):
-                pos = data.find(b"\n", start)
-                if pos == -1:
-                    break
-                start = pos + 1
-            if pos != -1 and need > 0:
-                self.kept += data[: pos + 1]
-                self.complete = True
+            if newlines < need:
+                self.kept += buf[start:end]
             else:
-                self.kept += data
+                pos = start - 1
+                for _ in range(need):
+                    pos = buf.find(b"\n", pos + 1, end)
+                self.kept += buf[start : pos + 1]
+                self.complete = True
             if len(self.kept) > DELTA_MAX_BYTES:
                 del self.kept[_utf8_cut(self.kept, DELTA_MAX_BYTES) :]
                 self.bytes_cut = True
                 self.complete = True
-        self.newlines += data.count(b"\n")
-        self.last = data[-1:]
+        self.newlines += newlines
+        self.last = bytes(buf[end - 1 : end])
 
     def total_lines(self) -> int:
         if not self.last:
@@ -273,10 +270,10 @@ class _Parser:
                 nxt = buf.find(_START, self.pos)
                 if nxt == -1:
                     limit = len(buf) if eof else max(self.pos, len(buf) - len(_START) + 1)
-                    self.delta.feed(memoryview(buf)[self.pos : limit])
+                    self.delta.feed(buf, self.pos, limit)
                     self.pos = limit
                     return
-                self.delta.feed(memoryview(buf)[self.pos : nxt])
+                self.delta.feed(buf, self.pos, nxt)
                 self.pos = nxt
                 done = self._finalize()
                 if done is not None:

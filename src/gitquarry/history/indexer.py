@@ -24,6 +24,7 @@ from gitquarry.errors import Fts5UnavailableError, GitquarryError
 from gitquarry.gitio.discovery import Repository, discover_repositories
 from gitquarry.gitio.log import LogCommit, stream_commits
 from gitquarry.gitio.refs import existing_objects, rev_list, snapshot_refs
+from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
 from gitquarry.store import Store
 from gitquarry.store.capabilities import has_table
@@ -222,19 +223,23 @@ def index_repository(
     progress.phase(f"commits {repo.path.name}", len(to_add))
     path_ids: dict[str, int] = {}
     batch_size = config.git_indexing.batch_size
+    max_lines = config.git_indexing.delta_max_lines
+
+    def read_batches() -> Iterator[tuple[dict[str, int], list[LogCommit]]]:
+        # Runs on the prefetch thread: git only, no SQLite (the known ids come with the plan).
+        for batch_known, missing in plan:
+            commits = list(stream_commits(repo.git_dir, missing, delta_max_lines=max_lines))
+            yield batch_known, commits
+
+    plan: list[tuple[dict[str, int], list[str]]] = []
     for batch in _chunks(to_add, batch_size):
         known = _known_ids(conn, batch)
-        missing = [h for h in batch if h not in known]
-        commits = list(
-            stream_commits(
-                repo.git_dir, missing, delta_max_lines=config.git_indexing.delta_max_lines
-            )
-        )
+        plan.append((known, [h for h in batch if h not in known]))
+
+    for known, commits in prefetch(read_batches()):
         with store.atomic() as c:
-            now = int(time.time())
-            ids = list(known.values())
+            ids = list(known.values()) + _insert_commits(c, commits, int(time.time()), path_ids)
             for commit in commits:
-                ids.append(_insert_commit(c, commit, now, path_ids))
                 if commit.delta_missing:
                     report.missing_object_commits += 1
                 if commit.decode_errors:
@@ -249,7 +254,7 @@ def index_repository(
             )
         report.new_commits += len(commits)
         report.reused_commits += len(known)
-        progress.advance(len(batch))
+        progress.advance(len(known) + len(commits))
 
     with store.atomic() as c:
         c.execute("DELETE FROM repo_refs WHERE repo_id = ?", (repo_id,))
@@ -275,45 +280,65 @@ def _known_ids(conn: Connection, hashes: Sequence[str]) -> dict[str, int]:
     return known
 
 
-def _insert_commit(
-    conn: Connection, commit: LogCommit, now: int, path_ids: dict[str, int]
-) -> int:
-    cur = conn.execute(
-        "INSERT INTO git_commits (hash, timestamp, author, committer, title, message, "
+def _insert_commits(
+    conn: Connection, commits: list[LogCommit], now: int, path_ids: dict[str, int]
+) -> list[int]:
+    """Insert ``commits`` (in the caller's transaction), their paths and their FTS5 rows.
+
+    Returns their new row ids, in order. ``INTEGER PRIMARY KEY`` assigns ``max(id) + 1`` to
+    each insert, so one batch gets consecutive ids starting at ``first``; the FTS5 rows are
+    then added with one ``INSERT … SELECT`` over that range.
+    """
+    if not commits:
+        return []
+    first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM git_commits").fetchone()[0])
+    conn.executemany(
+        "INSERT INTO git_commits (id, hash, timestamp, author, committer, title, message, "
         "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            commit.hash,
-            commit.committer_time,
-            commit.author,
-            commit.committer,
-            commit.title,
-            commit.message,
-            json.dumps(commit.files, ensure_ascii=False),
-            commit.delta,
-            now,
-            commit.author_time,
-            " ".join(commit.parents),
-            int(len(commit.parents) > 1),
-        ),
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                first + n,
+                commit.hash,
+                commit.committer_time,
+                commit.author,
+                commit.committer,
+                commit.title,
+                commit.message,
+                json.dumps(commit.files, ensure_ascii=False),
+                commit.delta,
+                now,
+                commit.author_time,
+                " ".join(commit.parents),
+                int(len(commit.parents) > 1),
+            )
+            for n, commit in enumerate(commits)
+        ],
     )
-    commit_id = int(cur.lastrowid or 0)
-    rows = []
-    for path in commit.files:
-        pid = path_ids.get(path)
-        if pid is None:
-            row = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
-            if row is None:
-                pid = int(conn.execute("INSERT INTO paths (path) VALUES (?)", (path,)).lastrowid)
-            else:
-                pid = int(row[0])
-            path_ids[path] = pid
-        rows.append((pid, commit_id))
+    conn.execute(
+        "INSERT INTO commit_fts (rowid, title, message, author, committer, files_changed, "
+        "delta_truncated) SELECT id, title, message, author, committer, files_changed, "
+        "delta_truncated FROM git_commits WHERE id >= ?",
+        (first,),
+    )
+    rows: list[tuple[int, int]] = []
+    for n, commit in enumerate(commits):
+        for path in commit.files:
+            pid = path_ids.get(path)
+            if pid is None:
+                row = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
+                if row is None:
+                    cur = conn.execute("INSERT INTO paths (path) VALUES (?)", (path,))
+                    pid = int(cur.lastrowid or 0)
+                else:
+                    pid = int(row[0])
+                path_ids[path] = pid
+            rows.append((pid, first + n))
     if rows:
         conn.executemany(
             "INSERT OR IGNORE INTO commit_paths (path_id, commit_id) VALUES (?, ?)", rows
         )
-    return commit_id
+    return [first + n for n in range(len(commits))]
 
 
 def _all_members(conn: Connection, repo_id: int) -> list[str]:

@@ -155,6 +155,30 @@ def validate_top_n(top_n: int) -> None:
         )
 
 
+def validate_request(
+    *,
+    top_n: int,
+    mode: str,
+    files_glob: str | None,
+    after: int | None,
+    before: int | None,
+) -> None:
+    """Check search arguments before any work (the index is not opened).
+
+    :raises InvalidArgumentError: top_n outside 1..100, unknown mode, after later than before.
+    :raises InvalidGlobError: ``files_glob`` is malformed.
+    """
+    validate_top_n(top_n)
+    if mode not in ("lexical", "semantic", "hybrid"):
+        raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
+    if after is not None and before is not None and after > before:
+        raise InvalidArgumentError(
+            "after/before", f"the lower bound {after} is later than the upper bound {before}"
+        )
+    if files_glob:
+        compile_glob(files_glob)
+
+
 def search_git_history(
     store: Store,
     query: str,
@@ -180,15 +204,9 @@ def search_git_history(
     :raises InvalidGlobError: ``files_glob`` is malformed.
     :raises IndexCorruptError: the database is unreadable.
     """
-    validate_top_n(top_n)
-    if mode not in ("lexical", "semantic", "hybrid"):
-        raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
-    if after is not None and before is not None and after > before:
-        raise InvalidArgumentError("after", f"after ({after}) is later than before ({before})")
+    validate_request(top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before)
     if files_glob is not None and files_glob == "":
         files_glob = None
-    if files_glob is not None:
-        compile_glob(files_glob)  # a malformed glob is an error whatever the query
     filters = Filters(files_glob=files_glob, after=after, before=before)
     conn = store.conn
     warnings: list[Warning_] = []

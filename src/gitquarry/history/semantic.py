@@ -117,8 +117,8 @@ class SemanticRanker:
                 Warning_(
                     code="no_embeddings",
                     message=(
-                        f"no commit has a vector for {self.namespace_key}; used lexical search "
-                        "(run `gitquarry index` to compute vectors)"
+                        f"no commit has a vector for the embedding model {self._describe()}; "
+                        "used keyword search (run `gitquarry index` to compute vectors)"
                     ),
                 )
             )
@@ -134,6 +134,15 @@ class SemanticRanker:
                 )
             )
         return matrix
+
+    def _describe(self) -> str:
+        """The configured model for people: ``provider model (N dimensions)``."""
+        try:
+            embedder = self.embedder()  # cheap: no model is loaded here
+        except EmbeddingError:
+            return self.namespace_key
+        dims = f" ({self.dimensions} dimensions)" if self.dimensions else ""
+        return f"{embedder.provider} {embedder.model}{dims}"
 
     def _load(self, conn: sqlite3.Connection) -> _Matrix:
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from gitquarry.history.models import GitSearchResponse
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search import search_git_history, validate_request
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
 
@@ -68,6 +68,9 @@ class HistorySearcher:
         """
         cfg = self.workspace.config.search
         mode = mode or cfg.mode
+        validate_request(
+            top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before
+        )
         semantic = self.semantic() if mode in ("semantic", "hybrid") else None
         return search_git_history(
             self.store,

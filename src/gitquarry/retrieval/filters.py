@@ -77,12 +77,13 @@ def compile_glob(pattern: str) -> PathMatcher:
     return match
 
 
-def parse_time(value: str | int | None) -> int | None:
+def parse_time(value: str | int | None, *, end_of_day: bool = False) -> int | None:
     """Parse a time bound into Unix seconds (UTC).
 
     Accepts an int, a string of digits (Unix seconds, optionally negative), or ISO-8601
     (``2024-05-01``, ``2024-05-01T12:00``, ``2024-05-01T12:00:00+02:00``, ``...Z``). A date or
-    time without an offset is taken as UTC.
+    time without an offset is taken as UTC. A bare date is its first second, or with
+    ``end_of_day`` its last (so ``--before 2024-05-01`` includes that whole day).
     :raises InvalidTimeError: anything else.
     """
     if value is None:
@@ -100,4 +101,7 @@ def parse_time(value: str | int | None) -> int | None:
         raise InvalidTimeError(value) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return int(dt.timestamp())
+    seconds = int(dt.timestamp())
+    if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        seconds += 86_399
+    return seconds

@@ -140,3 +140,10 @@ def _init(conn: sqlite3.Connection) -> None:
     )
     if fts5_available(conn):
         run_script(conn, COMMIT_FTS_DDL)
+
+
+@MIGRATIONS("history_0002_batch_fts")
+def _batch_fts(conn: sqlite3.Connection) -> None:
+    """The indexer now fills ``commit_fts`` once per batch (``INSERT … SELECT``), about 2x
+    faster than a per-row trigger; deletes and updates keep their triggers."""
+    conn.execute("DROP TRIGGER IF EXISTS git_commits_ai")
