@@ -9,6 +9,7 @@ raise ``ConfigError`` naming the file: nothing is silently dropped.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 import types
@@ -172,18 +173,58 @@ def load_config(workspace: Path | None = None, *, user_file: Path | None = None)
     if workspace is not None:
         candidates.append(workspace / ".gitquarry.toml")
     for path in candidates:
+        if path.exists() and not path.is_file():
+            raise ConfigError(path, "is not a regular file")
         if not path.is_file():
-            continue
+            continue  # a missing file means defaults (tests point GITQUARRY_CONFIG at one)
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(path, f"not valid TOML: {exc}") from exc
         _apply(config, data, path)
         config.sources.append(path)
-    if config.git_indexing.delta_max_lines < 1:
-        raise ConfigError(None, "[git_indexing] delta_max_lines must be >= 1")
-    if config.git_indexing.batch_size < 1:
-        raise ConfigError(None, "[git_indexing] batch_size must be >= 1")
-    if config.embedding.batch_size < 1:
-        raise ConfigError(None, "[embedding] batch_size must be >= 1")
+    _validate(config, config.sources[-1] if config.sources else None)
     return config
+
+
+def _validate(config: Config, path: Path | None) -> None:
+    """Range checks the types alone cannot express. :raises ConfigError: naming the key."""
+    from gitquarry.errors import InvalidGlobError
+    from gitquarry.retrieval.filters import compile_glob
+
+    def bad(key: str, why: str) -> ConfigError:
+        return ConfigError(path, f"{key} {why}")
+
+    if config.git_indexing.delta_max_lines < 1:
+        raise bad("[git_indexing] delta_max_lines", "must be >= 1")
+    if config.git_indexing.batch_size < 1:
+        raise bad("[git_indexing] batch_size", "must be >= 1")
+    if config.embedding.batch_size < 1:
+        raise bad("[embedding] batch_size", "must be >= 1")
+    if not (math.isfinite(config.embedding.timeout_s) and config.embedding.timeout_s > 0):
+        raise bad("[embedding] timeout_s", "must be a positive number of seconds")
+    search = config.search
+    if search.rrf_k < 1:
+        raise bad("[search] rrf_k", "must be >= 1")
+    for key in ("lexical_weight", "semantic_weight"):
+        value = getattr(search, key)
+        if not (math.isfinite(value) and value >= 0):
+            raise bad(f"[search] {key}", "must be a finite number >= 0")
+    if search.lexical_weight == 0 and search.semantic_weight == 0:
+        raise bad("[search] lexical_weight and semantic_weight", "cannot both be 0")
+    if not 1 <= search.top_n <= 100:
+        raise bad("[search] top_n", "must be from 1 to 100")
+    if config.graph.chunk_max_chars < 100:
+        raise bad("[graph] chunk_max_chars", "must be >= 100")
+    index_dir = config.indexing.index_dir.strip()
+    if index_dir in ("", ".", "./"):
+        raise bad("[indexing] index_dir", "must name a directory other than the workspace")
+    for key, patterns in (
+        ("[git_indexing] refs", config.git_indexing.refs),
+        ("[indexing] exclude", config.indexing.exclude),
+    ):
+        for pattern in patterns:
+            try:
+                compile_glob(pattern)
+            except InvalidGlobError as exc:
+                raise bad(key, f"holds an invalid glob: {exc}") from exc

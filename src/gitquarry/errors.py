@@ -353,3 +353,15 @@ class Fts5UnavailableError(GitquarryError):
             "search needs; use a Python whose sqlite3 has FTS5 (python.org and most Linux "
             "distributions ship it) and run `gitquarry rebuild-index`"
         )
+
+
+class IndexAccessError(GitquarryError):
+    """The index location cannot be created, opened or written (permissions, a file where a
+    directory should be, a read-only file system)."""
+
+    code = "index_unavailable"
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(f"cannot use the index at {path}: {detail}")
+        self.path = path
+        self.detail = detail

@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitquarry.config import Config, load_config
-from gitquarry.errors import IndexBusyError, InvalidArgumentError, NoIndexError
+from gitquarry.errors import (
+    IndexAccessError,
+    IndexBusyError,
+    InvalidArgumentError,
+    NoIndexError,
+)
 from gitquarry.store import Store, open_store
 
 DB_NAME = "index.db"
@@ -45,6 +50,8 @@ class Workspace:
 
         :raises NoIndexError, IndexCorruptError, SchemaTooNewError, IndexBusyError
         """
+        if self.db_path.exists() and not self.db_path.is_file():
+            raise IndexAccessError(self.db_path, "it is not a regular file")
         existed = self.has_index()
         if not create and not existed:
             raise NoIndexError(self.root)
@@ -65,9 +72,13 @@ class Workspace:
         One indexing run per workspace at a time; searches never take it.
         :raises IndexBusyError: another process holds it and ``wait`` is False.
         """
-        self.index_dir.mkdir(parents=True, exist_ok=True)
         lock_path = self.index_dir / "index.lock"
-        with open(lock_path, "a+") as handle:
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+            handle = open(lock_path, "a+")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise IndexAccessError(self.index_dir, exc.strerror or str(exc)) from exc
+        with handle:
             flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
             try:
                 fcntl.flock(handle.fileno(), flags)

@@ -9,11 +9,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 #: human-readable output and results
-stdout = Console(highlight=False, soft_wrap=True)
+stdout = Console(highlight=False, soft_wrap=True, markup=False)
 #: progress bars, warnings and errors
-stderr = Console(stderr=True, highlight=False, soft_wrap=True)
+stderr = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 ProjectOption = Annotated[
     Path | None,
@@ -35,4 +36,22 @@ def print_json(data: Any) -> None:
 
 
 def warn(message: str) -> None:
-    stderr.print(f"[yellow]Warning:[/yellow] {message}", markup=True, highlight=False)
+    """``Warning: …`` on stderr; the message is never read as Rich markup."""
+    stderr.print(Text.assemble(("Warning: ", "yellow"), printable(message)))
+
+
+def error(message: str) -> None:
+    """``Error: …`` on stderr for a failure that does not end the command."""
+    stderr.print(Text.assemble(("Error: ", "red"), printable(message)))
+
+
+_CONTROL = {i: f"\\x{i:02x}" for i in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)}
+_CONTROL.update({0x0A: "\\n", 0x0D: "\\r"})
+_CONTROL.update({i: f"\\x{i:02x}" for i in range(0x80, 0xA0)})  # C1 controls (e.g. CSI)
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (C0 except tab, DEL, C1) shown as ``\\xNN`` / ``\\n``
+    escapes, for human output: commit text and file names may hold terminal escape
+    sequences or newlines that must not reach the terminal raw. JSON output is unaffected."""
+    return text.translate(_CONTROL)

@@ -2,7 +2,8 @@
 
 Each command parses its options, makes one ``gitquarry.graph`` call and formats the result.
 Text output of ``search`` is the seed's: ``  [kind] ref_id: summary`` per result, the snippet
-(when there is one) on the next line indented four spaces, or ``No results found.``.
+(when there is one) on the next line indented four spaces, or ``No results found.``;
+control characters in them (except tab) are printed as escapes (``cli.common.printable``).
 Warnings and progress go to stderr; errors are raised and translated by ``cli.app.main``.
 """
 
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from gitquarry.cli.common import JsonOption, ProjectOption, print_json, stderr, warn
+from gitquarry.cli.common import JsonOption, ProjectOption, print_json, printable, stderr, warn
 from gitquarry.graph import GraphIndexReport, reindex_workspace, search_graph
 from gitquarry.workspace import resolve_workspace
 
@@ -68,9 +69,11 @@ def search(
         typer.echo("No results found.")
         return
     for result in response.results:
-        typer.echo(f"  [{result.kind}] {result.ref_id}: {result.summary}")
+        # graph and doc text may hold terminal escapes: shown escaped, never raw (not in JSON)
+        kind, ref_id, summary = (printable(t) for t in (result.kind, result.ref_id, result.summary))
+        typer.echo(f"  [{kind}] {ref_id}: {summary}")
         if result.snippet:
-            typer.echo(f"    {result.snippet}")
+            typer.echo(f"    {printable(result.snippet)}")
 
 
 @graph_app.command("reindex")

@@ -9,8 +9,18 @@ from typing import Annotated, Any
 
 import typer
 
-from gitquarry.cli.common import JsonOption, ProjectOption, print_json, stderr, stdout, warn
+from gitquarry.cli.common import (
+    JsonOption,
+    ProjectOption,
+    error,
+    print_json,
+    printable,
+    stderr,
+    stdout,
+    warn,
+)
 from gitquarry.cli.progress import RichProgress
+from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
 from gitquarry.retrieval.filters import compile_glob, parse_time
 from gitquarry.workspace import Workspace, resolve_workspace
@@ -65,7 +75,7 @@ def run_index(
             store.close()
     elapsed = time.monotonic() - started
     if history_error is not None:
-        stderr.print(f"[red]Error:[/red] {history_error}", highlight=False)
+        error(str(history_error))
     if as_json:
         print_json(
             {
@@ -83,8 +93,10 @@ def run_index(
         )
     else:
         for rep in report.failed:
-            stderr.print(f"[red]Error:[/red] {rep.path}: {rep.error}", highlight=False)
+            error(f"{rep.path}: {rep.error}")
         for rep in report.repositories:
+            if rep.warning:
+                warn(f"{rep.path}: {rep.warning}")
             if rep.missing_object_commits:
                 warn(f"{rep.path}: {rep.missing_object_commits} commit(s) indexed without "
                      "their diff (Git objects missing from the local object store)")
@@ -111,7 +123,7 @@ def run_index(
         for message in extras.warnings:
             warn(message)
         for message in extras.errors:
-            stderr.print(f"[red]Error:[/red] {message}", highlight=False)
+            error(message)
         if not quiet:
             stderr.print(f"Done in {elapsed:.2f} s.", highlight=False)
         if n_repos == 0:
@@ -124,12 +136,14 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
     if glob:
         matcher = compile_glob(glob)
         files = [f for f in files if matcher(f)]
-    shown = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
-    author = r.author.split(" <")[0]
+    shown = ", ".join(printable(f) for f in files[:3]) + (
+        f" (+{len(files) - 3} more)" if len(files) > 3 else ""
+    )
+    author = printable(r.author.split(" <")[0])
+    repo = printable(Path(r.repo_path).name or r.repo_path)
     lines = [
-        f"{n:>2}. {r.hash[:10]}  {_short_date(r.timestamp)}  {author}  {r.title}",
-        f"    {Path(r.repo_path).name or r.repo_path}  score {r.score:.3f}"
-        + (f"  files: {shown}" if shown else ""),
+        f"{n:>2}. {r.hash[:10]}  {_short_date(r.timestamp)}  {author}  {printable(r.title)}",
+        f"    {repo}  score {r.score:.3f}" + (f"  files: {shown}" if shown else ""),
     ]
     if explain:
         bm25 = f"{r.bm25:.4g}" if r.bm25 is not None else "-"
@@ -180,8 +194,12 @@ def register(app: typer.Typer) -> None:
         with workspace.write_lock():
             for suffix in ("", "-wal", "-shm"):
                 target = Path(str(workspace.db_path) + suffix)
-                if target.exists():
-                    target.unlink()
+                if target.exists() and not target.is_file():
+                    raise IndexAccessError(target, "it is not a regular file; remove it first")
+                try:
+                    target.unlink(missing_ok=True)
+                except OSError as exc:
+                    raise IndexAccessError(target, exc.strerror or str(exc)) from exc
         if not as_json:
             stderr.print(f"Removed {workspace.db_path}; rebuilding.", highlight=False)
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)

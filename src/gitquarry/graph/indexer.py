@@ -22,11 +22,13 @@ from gitquarry.graph.models import KNOWN_KINDS, GraphIndexReport, GraphStatus
 from gitquarry.graph.search import has_fts5, populate_search_index
 from gitquarry.graph.sources import (
     MISSING,
+    containment_root,
     docs_dir_files,
     fingerprint,
     graph_files,
     relative,
     resolve_doc_path,
+    resolve_within,
     source_keys,
 )
 from gitquarry.store import Store
@@ -45,6 +47,25 @@ class _Doc:
     rel: str
     links: list[tuple[str, int]]
     fp: tuple[int, int] = MISSING
+    #: ``path`` with symlinks resolved (checked to lie inside the containment root)
+    real: Path | None = None
+
+
+def _decode_doc(rel: str, data: bytes, warnings: list[str]) -> str | None:
+    """The text of a doc's bytes, or None (with a warning) for a binary file (NUL bytes).
+    Invalid UTF-8 is decoded with U+FFFD replacements and one warning for the file."""
+    if b"\x00" in data:
+        warnings.append(f"{rel}: contains NUL bytes (binary file?); skipped")
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        warnings.append(
+            f"{rel}: not valid UTF-8 (first bad byte at offset {exc.start}); undecodable "
+            "bytes replaced with U+FFFD"
+        )
+        text = data.decode("utf-8", errors="replace")
+    return text.lstrip("\ufeff")
 
 
 def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphIndexReport:
@@ -52,9 +73,11 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
 
     Reads every graph file under ``config.graph_dir``, every doc a node lists and every
     Markdown file under ``config.docs_dir``. Per-item problems (duplicate ref_id, edge to a
-    missing node, a listed doc that is missing or outside the project) are warnings in the
-    report; everything else is indexed. With no graph files and no docs the corpus is
-    emptied. ``search_index`` is rebuilt when SQLite has FTS5 (``report.fts5``).
+    missing node, a listed doc that is missing or outside the project, a graph file or doc
+    that resolves outside the project through a symlink, a doc with NUL bytes, a doc that
+    is not valid UTF-8, a non-string summary) are warnings in the report; everything else
+    is indexed. With no graph files and no docs the corpus is emptied. ``search_index`` is
+    rebuilt when SQLite has FTS5 (``report.fts5``).
 
     :raises GraphFileError: a graph file is not valid YAML or not a graph mapping; nothing
         is written.
@@ -62,10 +85,23 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
     """
     started = time.perf_counter()
     project = project.resolve()
-    gfiles = graph_files(project, config)
+    warnings: list[str] = []
+    #: files found but not read (symlink out of the project, binary doc), recorded so a
+    #: change to them (or to where they point) makes the index stale.
+    skipped: dict[str, tuple[int, int]] = {}
+
+    graph_root = containment_root(project, config.graph_dir)
+    gfiles: list[Path] = []
+    for path in graph_files(project, config):
+        if resolve_within(path, graph_root) is None:
+            rel = relative(project, path)
+            warnings.append(f"{rel}: graph file resolves outside the project (symlink); skipped")
+            skipped[rel] = fingerprint(path)
+            continue
+        gfiles.append(path)
     graph_fps = {relative(project, p): fingerprint(p) for p in gfiles}
     loaded = load_graph(project, gfiles)
-    warnings = list(loaded.warnings)
+    warnings.extend(loaded.warnings)
 
     docs: dict[Path, _Doc] = {}
     missing_docs: dict[str, tuple[int, int]] = {}
@@ -79,27 +115,49 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
                 )
                 continue
             rel = relative(project, path)
+            if rel in skipped:
+                continue
+            real = resolve_within(path, project)
+            if real is None:
+                warnings.append(
+                    f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} resolves "
+                    "outside the project (symlink); skipped"
+                )
+                skipped[rel] = fingerprint(path)
+                continue
             if fingerprint(path) == MISSING:
                 warnings.append(
                     f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} does not exist"
                 )
                 missing_docs[rel] = MISSING
                 continue
-            doc = docs.setdefault(path, _Doc(path, rel, []))
+            doc = docs.setdefault(path, _Doc(path, rel, [], real=real))
             if all(ref != node.ref_id for ref, _ in doc.links):
                 doc.links.append((node.ref_id, position))
+    docs_root = containment_root(project, config.docs_dir)
     for path in docs_dir_files(project, config):
-        docs.setdefault(path, _Doc(path, relative(project, path), []))
+        rel = relative(project, path)
+        if path in docs or rel in skipped:
+            continue
+        real = resolve_within(path, docs_root)
+        if real is None:
+            warnings.append(f"{rel}: doc resolves outside the project (symlink); skipped")
+            skipped[rel] = fingerprint(path)
+            continue
+        docs[path] = _Doc(path, rel, [], real=real)
 
     doc_rows: list[tuple[_Doc, str, int, list[tuple[int, str, str]]]] = []
     for doc in sorted(docs.values(), key=lambda d: d.rel):
         doc.fp = fingerprint(doc.path)  # stat before reading: a later edit reads as stale
         try:
-            data = doc.path.read_bytes()
+            data = (doc.real or doc.path).read_bytes()
         except OSError as exc:
             warnings.append(f"{doc.rel}: cannot be read ({exc.strerror}); skipped")
             continue
-        text = data.decode("utf-8", errors="replace").lstrip("\ufeff")
+        text = _decode_doc(doc.rel, data, warnings)
+        if text is None:
+            skipped[doc.rel] = doc.fp
+            continue
         chunks = [
             (c.ordinal, c.heading, c.content) for c in chunk_markdown(text, config.chunk_max_chars)
         ]
@@ -147,6 +205,8 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
         sources: dict[str, tuple[str, int, int]] = {}
         for rel, fp in missing_docs.items():
             sources[rel] = ("missing_doc", *fp)
+        for rel, fp in skipped.items():
+            sources[rel] = ("skipped", *fp)
         for doc, _sha, _size, _chunks in doc_rows:
             sources[doc.rel] = ("doc", *doc.fp)
         for rel, fp in graph_fps.items():

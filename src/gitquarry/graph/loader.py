@@ -1,9 +1,10 @@
 """Read beadloom graph files (YAML) into validated nodes and edges.
 
 A graph file is a mapping with optional ``nodes:`` and ``edges:`` lists. A node is a mapping
-with ``ref_id`` and ``kind`` (required, non-empty strings), ``summary`` (string, default ""),
-optional ``source`` and optional ``docs:`` (list of project-relative paths); any other keys are
-kept in ``extra``. An edge is a mapping with ``src``, ``dst`` and ``kind``.
+with ``ref_id`` and ``kind`` (required, non-empty strings), ``summary`` (string, default "";
+see ``summary_text`` for other YAML types), optional ``source`` and optional ``docs:``
+(list of project-relative paths); any other keys are kept in ``extra``. An edge is a
+mapping with ``src``, ``dst`` and ``kind``.
 
 A file that is not valid YAML, or whose top level / ``nodes`` / ``edges`` has the wrong
 type, raises ``GraphFileError`` naming the file. Problems with single items are warnings and
@@ -38,6 +39,33 @@ def _text(value: Any) -> str | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return None
+
+
+def summary_text(value: Any, where: str, ref_id: str, warnings: list[str]) -> str:
+    """A node's ``summary`` as stored and searched.
+
+    A string is stripped; missing or null is "". Any other scalar (number, boolean, date) is
+    kept as ``str(value)`` with a warning. A mapping or list is kept as its YAML flow text
+    (``{owner: core, tier: 1}``), so its words stay searchable, with a warning.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict | list):
+        text = yaml.safe_dump(
+            value, default_flow_style=True, allow_unicode=True, sort_keys=False, width=2**31 - 1
+        ).strip()
+        warnings.append(
+            f"{where}: node {ref_id!r} summary is not a string ({type(value).__name__}); "
+            "stored as YAML text"
+        )
+        return text
+    warnings.append(
+        f"{where}: node {ref_id!r} summary is not a string ({type(value).__name__}); "
+        "stored as text"
+    )
+    return str(value)
 
 
 def _json_safe(value: Any) -> Any:
@@ -106,7 +134,7 @@ def _parse_node(raw: Any, rel: str, where: str, warnings: list[str]) -> GraphNod
     return GraphNode(
         ref_id=ref_id,
         kind=kind,
-        summary=_text(raw.get("summary")) or "",
+        summary=summary_text(raw.get("summary"), where, ref_id, warnings),
         source=_text(raw.get("source")) or None,
         docs=tuple(docs),
         extra=extra,

@@ -12,12 +12,17 @@ from collections import defaultdict
 
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT, SearchEngine, SearchResult
-from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.fts import MAX_QUERY_WORDS, fts5_match_expression
 
 #: snippet/highlight markers used inside SQL; replaced by <b>/</b> afterwards, so a literal
 #: "<b>" in a doc is never mistaken for a match.
 _OPEN, _CLOSE = "\x02", "\x03"
 SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, SNIPPET_TOKENS = "<b>", "</b>", "...", 32
+#: most characters of text in a snippet (tags and ``...`` not counted): one FTS5 "token" can
+#: be a 2,000-character run of letters, so 32 tokens alone do not bound its size.
+SNIPPET_MAX_CHARS = 300
+#: characters of context kept before the first match when a snippet is clipped.
+_SNIPPET_LEAD = 60
 LIKE_ESCAPE = "\\"
 
 
@@ -114,6 +119,53 @@ def _markup(text: str) -> str:
     return text.replace(_OPEN, SNIPPET_OPEN).replace(_CLOSE, SNIPPET_CLOSE)
 
 
+def clip_snippet(text: str, max_chars: int = SNIPPET_MAX_CHARS) -> str:
+    """``text`` (one line, matches marked with the internal markers) cut to at most
+    ``max_chars`` characters of text around the first match, with ``<b>``/``</b>`` tags.
+
+    A clipped snippet starts up to ``_SNIPPET_LEAD`` characters before the first match (at a
+    word start when there is one), is marked ``...`` where text was cut off at either end, and
+    keeps its tags balanced (a match cut off at the end is closed). Without a match it is the
+    start of ``text``.
+    """
+    if len(text) - text.count(_OPEN) - text.count(_CLOSE) <= max_chars:
+        return _markup(text)
+    first = text.find(_OPEN)
+    start = 0
+    if first > _SNIPPET_LEAD:
+        start = first - _SNIPPET_LEAD
+        space = text.find(" ", start, first)
+        if space != -1:
+            start = space + 1
+    out: list[str] = []
+    count, inside, i = 0, False, start
+    while i < len(text) and count < max_chars:
+        ch = text[i]
+        if ch == _OPEN:
+            inside = True
+        elif ch == _CLOSE:
+            inside = False
+        else:
+            count += 1
+        out.append(ch)
+        i += 1
+    if i < len(text) and text[i] == _CLOSE:
+        out.append(_CLOSE)
+        inside = False
+        i += 1
+    kept = "".join(out)
+    if inside:
+        kept += _CLOSE
+    elif i < len(text) and text[i] != " ":
+        # cut at the last word boundary when it is near the end and after every match
+        space = kept.rfind(" ")
+        if space > kept.rfind(_CLOSE) and space >= len(kept) - 40:
+            kept = kept[:space]
+    prefix = SNIPPET_ELLIPSIS if start > 0 and not kept.startswith(SNIPPET_ELLIPSIS) else ""
+    suffix = SNIPPET_ELLIPSIS if i < len(text) else ""
+    return _markup(prefix + kept.strip() + suffix)
+
+
 def search_fts5(
     conn: sqlite3.Connection, query: str, *, kind: str | None = None, limit: int = 10
 ) -> list[SearchResult]:
@@ -124,7 +176,8 @@ def search_fts5(
     with no letters or digits, gives [] without running SQL. The snippet comes from the doc
     content; when the match is only in the summary or ref_id it is the summary with matches
     highlighted (see ``SearchResult``). Whitespace runs in snippets (newlines included)
-    become single spaces, so a snippet is one line.
+    become single spaces, so a snippet is one line, and a snippet holds at most
+    ``SNIPPET_MAX_CHARS`` characters of text (``clip_snippet``).
 
     :raises InvalidArgumentError: ``limit`` outside 1..100.
     :raises sqlite3.OperationalError: ``search_index`` is missing (check ``has_fts5`` first).
@@ -142,9 +195,9 @@ def search_fts5(
         fts5_sql(with_kind=kind is not None), params
     ):
         if _OPEN in (snippet or ""):
-            text = _markup(snippet)
+            text = snippet
         elif _OPEN in (summary_hl or ""):
-            text = _markup(summary_hl)
+            text = summary_hl
         else:
             text = summary
         results.append(
@@ -152,7 +205,7 @@ def search_fts5(
                 ref_id=ref_id,
                 kind=node_kind,
                 summary=summary,
-                snippet=" ".join(text.split()),
+                snippet=clip_snippet(" ".join(text.split())),
                 rank=float(rank),
             )
         )
@@ -191,17 +244,37 @@ def like_sql(*, words: int, with_kind: bool) -> str:
     )
 
 
+def like_words(query: str) -> list[str]:
+    """The words of ``query`` the LIKE fallback searches for: split on whitespace, repeats
+    dropped (ignoring ASCII case, as ``LIKE`` does), at most ``MAX_QUERY_WORDS`` (the same
+    bound as the FTS5 path; later words are ignored). Unlike FTS5 words, words without
+    letters or digits (``%``) are kept: ``LIKE`` matches them literally."""
+    words: list[str] = []
+    seen: set[str] = set()
+    for word in query.split():
+        key = word.lower() if word.isascii() else word
+        if key in seen:
+            continue
+        seen.add(key)
+        words.append(word)
+        if len(words) == MAX_QUERY_WORDS:
+            break
+    return words
+
+
 def search_like(
     conn: sqlite3.Connection, query: str, *, kind: str | None = None, limit: int = 10
 ) -> list[SearchResult]:
     """The fallback when FTS5 is missing or its index is empty: SQL LIKE over nodes' ref_id,
     summary and linked chunk content (see ``like_sql``). ``%``, ``_`` and ``\\`` in the query
     are literal. Results have no snippet or rank. Empty query gives [] without running SQL.
+    Repeated words count once and words after the ``MAX_QUERY_WORDS``-th distinct one are
+    ignored (``like_words``), so a huge query stays one bounded statement.
 
     :raises InvalidArgumentError: ``limit`` outside 1..100.
     """
     check_limit(limit)
-    words = query.split()
+    words = like_words(query)
     if not words:
         return []
     params: list[object] = [kind] if kind is not None else []

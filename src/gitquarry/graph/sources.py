@@ -3,6 +3,11 @@
 Paths handed out are absolute; ``relative`` turns them into the project-relative POSIX form
 the index stores. A fingerprint is ``(mtime_ns, size_bytes)``, or ``(0, -1)`` for a file that
 does not exist.
+
+Every file read must *resolve* (following symlinks) inside its containment root
+(``containment_root``): the project root, or, for a graph/docs directory configured as an
+absolute path outside the project, that directory. A symlink (to a file or a directory,
+``docs/`` itself included) that leads elsewhere is not read; ``resolve_within`` says so.
 """
 
 from __future__ import annotations
@@ -41,6 +46,36 @@ def _walk(root: Path, suffixes: tuple[str, ...]) -> list[Path]:
     for dirpath, _dirnames, filenames in os.walk(root):
         found.extend(Path(dirpath, name) for name in filenames if name.lower().endswith(suffixes))
     return sorted(found)
+
+
+def containment_root(project: Path, configured: str) -> Path:
+    """Where files found under the configured directory ``configured`` must resolve to.
+
+    The project (``project`` must be resolved) for a relative directory or an absolute one
+    inside the project; for an absolute directory outside the project, configured on
+    purpose, that directory with its symlinks resolved.
+    """
+    path = Path(os.path.expanduser(configured))
+    if not path.is_absolute():
+        return project
+    lexical = Path(os.path.normpath(path))
+    if lexical == project or project in lexical.parents:
+        return project
+    return lexical.resolve()
+
+
+def resolve_within(path: Path, root: Path) -> Path | None:
+    """``path`` with every symlink resolved when the result lies inside ``root`` (a resolved
+    directory); None when it leads outside ``root`` or cannot be resolved (a symlink loop).
+    A path that does not exist resolves as far as it can, so a missing file inside ``root``
+    is returned as such."""
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: symlink loop (Python < 3.13)
+        return None
+    if real != root and root not in real.parents:
+        return None
+    return real
 
 
 def graph_files(project: Path, config: GraphConfig) -> list[Path]:
@@ -95,7 +130,8 @@ def fingerprint(path: Path | str) -> tuple[int, int]:
 def resolve_doc_path(project: Path, declared: str) -> Path | None:
     """The absolute, normalised path of a node's ``docs:`` entry (``project`` must be
     absolute), or None when it lexically leaves the project (``../``, an absolute path
-    elsewhere)."""
+    elsewhere). Symlinks are not followed here: check the result with ``resolve_within``
+    before reading it."""
     candidate = Path(os.path.normpath(project / declared))
     if candidate != project and project not in candidate.parents:
         return None

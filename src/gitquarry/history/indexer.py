@@ -20,14 +20,14 @@ from pathlib import Path
 from sqlite3 import Connection
 
 from gitquarry.config import Config
-from gitquarry.errors import Fts5UnavailableError, GitquarryError
+from gitquarry.errors import GitquarryError
 from gitquarry.gitio.discovery import Repository, discover_repositories
 from gitquarry.gitio.log import LogCommit, stream_commits
 from gitquarry.gitio.refs import existing_objects, rev_list, snapshot_refs
 from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
 from gitquarry.store import Store
-from gitquarry.store.capabilities import has_table
+from gitquarry.store.capabilities import require_commit_fts
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,8 @@ class RepoReport:
     missing_object_commits: int = 0
     decode_warnings: int = 0
     error: str | None = None
+    #: something the user should know that is not an error (e.g. no ref matched)
+    warning: str | None = None
     seconds: float = 0.0
 
 
@@ -99,8 +101,7 @@ def index_workspace(
     """
     progress = progress or NullProgress()
     started = time.monotonic()
-    if not has_table(store.conn, "commit_fts"):
-        raise Fts5UnavailableError()
+    require_commit_fts(store)
     if repositories is None:
         repositories = discover_repositories(
             root,
@@ -179,6 +180,11 @@ def index_repository(
     conn = store.conn
     repo_id = _upsert_repo(store, repo)
     tips = snapshot_refs(repo.git_dir, config.git_indexing.refs)
+    if not tips:
+        report.warning = (
+            "no ref matches [git_indexing] refs (" + ", ".join(config.git_indexing.refs) + "); "
+            "commits reachable only from a detached HEAD or other refs are not indexed"
+        )
     new_map = {t.ref: t.commit for t in tips}
     old_map = {
         row["ref"]: row["tip"]

@@ -13,13 +13,13 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from gitquarry.errors import Fts5UnavailableError, InvalidArgumentError
+from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
-from gitquarry.retrieval.filters import compile_glob
+from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME, compile_glob
 from gitquarry.retrieval.fts import drop_common_words, fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.store import Store
-from gitquarry.store.capabilities import has_table
+from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.connection import translate_sqlite_error
 
 log = logging.getLogger(__name__)
@@ -162,6 +162,33 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
     )
 
 
+def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
+    """Facts about the index that make any answer incomplete."""
+    out: list[Warning_] = []
+    if total == 0:
+        out.append(
+            Warning_(
+                code="empty_index",
+                message="the index holds no commits; run `gitquarry index` on the workspace",
+            )
+        )
+    unfinished = int(
+        conn.execute("SELECT count(*) FROM repositories WHERE run_in_progress = 1").fetchone()[0]
+    )
+    if unfinished:
+        out.append(
+            Warning_(
+                code="indexing_incomplete",
+                message=(
+                    f"{unfinished} {'repository is' if unfinished == 1 else 'repositories are'} "
+                    "being indexed, or a run was interrupted: results may be incomplete "
+                    "(`gitquarry index` finishes the work)"
+                ),
+            )
+        )
+    return out
+
+
 def validate_top_n(top_n: int) -> None:
     if isinstance(top_n, bool) or not isinstance(top_n, int) or not 1 <= top_n <= TOP_N_MAX:
         raise InvalidArgumentError(
@@ -185,6 +212,11 @@ def validate_request(
     validate_top_n(top_n)
     if mode not in ("lexical", "semantic", "hybrid"):
         raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
+    for name, bound in (("after", after), ("before", before)):
+        if bound is not None and not MIN_TIME <= bound <= MAX_TIME:
+            raise InvalidArgumentError(
+                name, f"{bound} is outside the Unix-seconds range SQLite can store"
+            )
     if after is not None and before is not None and after > before:
         raise InvalidArgumentError(
             "after/before", f"the lower bound {after} is later than the upper bound {before}"
@@ -225,9 +257,9 @@ def search_git_history(
     conn = store.conn
     warnings: list[Warning_] = []
     try:
-        if not has_table(conn, "commit_fts"):
-            raise Fts5UnavailableError()
+        require_commit_fts(store)
         total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        warnings.extend(_index_warnings(conn, total))
         if not query or not query.strip():
             log.warning("empty query")
             warnings.append(Warning_(code="empty_query", message="the query is empty"))

@@ -3,7 +3,8 @@
 The tool calls ``gitquarry.graph.search_graph`` (the function behind ``gitquarry search``)
 and returns the same result structure: one text block holding a JSON array of ``{ref_id,
 kind, summary, snippet, rank}`` objects (LIKE-fallback results have no snippet or rank),
-the same array as structured content under ``result``. Invalid arguments and
+the same array as structured content under ``result``. Arguments are type-checked strictly
+(no coercion: ``"5"`` or ``true`` is not a ``limit``). Invalid arguments and
 gitquarry errors come back as MCP tool errors (``is_error`` results) with the error's message.
 """
 
@@ -48,14 +49,21 @@ def register(server: MCPServer, project: Path) -> None:
         kinds = []
     kind_schema: dict[str, Any] = {"enum": kinds} if kinds else {}
 
+    # strict: the schema says string/integer, so 5 as a query, "5" or true as a limit are
+    # refused rather than coerced (pydantic's lax mode would turn true into limit=1).
     def search(
-        query: Annotated[str, Field(description="Words to search for.")],
+        query: Annotated[str, Field(strict=True, description="Words to search for.")],
         kind: Annotated[
             str | None,
-            Field(description="Only nodes of this kind.", json_schema_extra=kind_schema),
+            Field(
+                strict=True, description="Only nodes of this kind.", json_schema_extra=kind_schema
+            ),
         ] = None,
         limit: Annotated[
-            int, Field(ge=MIN_LIMIT, le=MAX_LIMIT, description="Maximum results (1-100).")
+            int,
+            Field(
+                strict=True, ge=MIN_LIMIT, le=MAX_LIMIT, description="Maximum results (1-100)."
+            ),
         ] = 10,
     ) -> CallToolResult:
         try:

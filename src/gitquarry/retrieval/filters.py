@@ -20,6 +20,11 @@ _FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 PathMatcher = Callable[[str], bool]
 
+MAX_GLOB_CHARS = 4096
+#: Unix-second bounds SQLite can store (signed 64-bit).
+MIN_TIME = -(2**63)
+MAX_TIME = 2**63 - 1
+
 
 def _check_brackets(pattern: str) -> None:
     depth_brace = 0
@@ -53,8 +58,14 @@ def compile_glob(pattern: str) -> PathMatcher:
         ``}``, a leading ``/`` or ``!`` (negation is not supported), or a pattern wcmatch
         rejects.
     """
-    if not pattern or not pattern.strip():
-        raise InvalidGlobError(pattern, "the pattern is empty")
+    original = pattern
+    pattern = pattern.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]  # paths are repository-relative: ./src/a.py is src/a.py
+    if not pattern:
+        raise InvalidGlobError(original, "the pattern is empty")
+    if len(pattern) > MAX_GLOB_CHARS:
+        raise InvalidGlobError(original[:80] + "...", f"longer than {MAX_GLOB_CHARS} characters")
     if "\x00" in pattern:
         raise InvalidGlobError(pattern, "NUL character in pattern")
     if pattern.startswith("!"):
@@ -68,8 +79,8 @@ def compile_glob(pattern: str) -> PathMatcher:
     try:
         regexes = wcglob.translate(effective, flags=_FLAGS)[0]
         compiled = [re.compile(r) for r in regexes]
-    except (ValueError, re.error) as exc:
-        raise InvalidGlobError(pattern, str(exc)) from exc
+    except Exception as exc:  # wcmatch: ValueError, PatternLimitException (too many braces)
+        raise InvalidGlobError(original, str(exc) or type(exc).__name__) from exc
 
     def match(path: str) -> bool:
         return any(rx.fullmatch(path) for rx in compiled)
@@ -91,10 +102,15 @@ def parse_time(value: str | int | None, *, end_of_day: bool = False) -> int | No
     if isinstance(value, bool):
         raise InvalidTimeError(str(value))
     if isinstance(value, int):
+        if not MIN_TIME <= value <= MAX_TIME:
+            raise InvalidTimeError(str(value))
         return value
     text = value.strip()
     if re.fullmatch(r"-?\d+", text):
-        return int(text)
+        number = int(text)
+        if not MIN_TIME <= number <= MAX_TIME:
+            raise InvalidTimeError(value)
+        return number
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:

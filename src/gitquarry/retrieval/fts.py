@@ -18,18 +18,36 @@ def _has_token_chars(word: str) -> bool:
     return any(ch.isalnum() for ch in word)
 
 
+#: Distinct words kept from one query; the rest are ignored (``query_words`` says so).
+MAX_QUERY_WORDS = 64
+
+
+def query_words(query: str) -> list[str]:
+    """The searchable words of ``query``: split on whitespace (NUL counts as whitespace),
+    without words holding no letter or digit, without repeats (case-insensitive), at most
+    ``MAX_QUERY_WORDS``. Repeats add nothing to a BM25 match but multiply FTS5's work, so a
+    query of one word repeated 300 times costs what the word alone costs.
+    """
+    words: list[str] = []
+    seen: set[str] = set()
+    for word in query.replace("\x00", " ").split():
+        key = word.casefold()
+        if key in seen or not _has_token_chars(word):
+            continue
+        seen.add(key)
+        words.append(word)
+        if len(words) == MAX_QUERY_WORDS:
+            break
+    return words
+
+
 def quote_fts5_terms(query: str) -> list[str]:
-    """Split ``query`` on whitespace and quote each word as an FTS5 string.
+    """Quote each of ``query_words(query)`` as an FTS5 string.
 
     Returns a list like ``['"mcp-server"', '"status"']``; empty when the query holds no
     searchable word. Never raises.
     """
-    terms: list[str] = []
-    for word in query.split():
-        if not _has_token_chars(word):
-            continue
-        terms.append('"' + word.replace('"', '""') + '"')
-    return terms
+    return ['"' + word.replace('"', '""') + '"' for word in query_words(query)]
 
 
 def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") -> str:
@@ -79,7 +97,7 @@ def drop_common_words(
     this connection; document frequencies come from an ``fts5vocab`` 'row' table. Must run
     inside a transaction or autocommit; writes only to temp tables.
     """
-    words = [w for w in query.split() if _has_token_chars(w)]
+    words = query_words(query)
     if len(words) < 2 or total_docs <= 0:
         return query
     _ensure_query_tokenizer(conn, tokenize)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitquarry.store.connection import Store
 
 _NO_FTS5_CODES = (sqlite3.SQLITE_ERROR, sqlite3.SQLITE_AUTH)
 
@@ -31,3 +35,18 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
     ).fetchone()
     return row is not None
+
+
+def require_commit_fts(store: Store) -> None:
+    """Check that the commit-history FTS5 index exists.
+
+    :raises Fts5UnavailableError: this SQLite has no FTS5, so the index was created without it.
+    :raises IndexCorruptError: FTS5 is available but the table is gone (the file was altered).
+    """
+    from gitquarry.errors import Fts5UnavailableError, IndexCorruptError
+
+    if has_table(store.conn, "commit_fts"):
+        return
+    if fts5_available(store.conn):
+        raise IndexCorruptError(store.path, "the commit_fts full-text table is missing")
+    raise Fts5UnavailableError()

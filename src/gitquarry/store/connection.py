@@ -13,15 +13,33 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gitquarry.errors import IndexBusyError, IndexCorruptError, SchemaTooNewError
+from gitquarry.errors import (
+    IndexAccessError,
+    IndexBusyError,
+    IndexCorruptError,
+    SchemaTooNewError,
+)
+from gitquarry.store.capabilities import has_table
 
 BUSY_TIMEOUT_MS = 10_000
+#: Tables every index must hold after migrating; one missing means the file was tampered with.
+REQUIRED_TABLES = (
+    "_migrations", "repositories", "repo_refs", "git_commits", "repo_commits", "paths",
+    "commit_paths", "embedding_namespaces", "commit_vectors", "nodes", "edges", "docs", "chunks",
+)
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
         isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    )
+
+
+def _is_access(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM) or (
+        code is not None and code & 0xFF == sqlite3.SQLITE_READONLY
     )
 
 
@@ -106,7 +124,12 @@ def open_store(path: Path, *, migrate: bool = True) -> Store:
     from gitquarry.store.schema import register_all
 
     register_all()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise IndexAccessError(path.parent, exc.strerror or str(exc)) from exc
+    if path.exists() and not path.is_file():
+        raise IndexAccessError(path, "it is not a regular file")
     try:
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
@@ -127,13 +150,27 @@ def open_store(path: Path, *, migrate: bool = True) -> Store:
             conn.close()
             raise SchemaTooNewError(path, version, len(MIGRATIONS.names))
         if migrate:
-            MIGRATIONS.apply(conn)
+            try:
+                MIGRATIONS.apply(conn)
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc) or _is_access(exc):
+                    raise
+                # e.g. "table nodes already exists": the recorded steps and the tables disagree
+                raise IndexCorruptError(path, f"schema migration failed: {exc}") from exc
+            missing = [t for t in REQUIRED_TABLES if not has_table(conn, t)]
+            if missing:
+                raise IndexCorruptError(path, f"missing tables: {', '.join(missing)}")
     except sqlite3.Error as exc:
         conn.close()
         if _is_busy(exc):
             raise IndexBusyError(path) from exc
+        if _is_access(exc):
+            raise IndexAccessError(path, str(exc)) from exc
         if _is_corruption(exc):
             raise IndexCorruptError(path, str(exc)) from exc
+        raise
+    except BaseException:
+        conn.close()
         raise
     return Store(path, conn)
 
@@ -142,6 +179,8 @@ def translate_sqlite_error(path: Path, exc: sqlite3.Error) -> Exception:
     """Map a sqlite3 error raised while using ``path`` to a gitquarry error where one fits."""
     if _is_busy(exc):
         return IndexBusyError(path)
+    if _is_access(exc):
+        return IndexAccessError(path, str(exc))
     if _is_corruption(exc):
         return IndexCorruptError(path, str(exc))
     return exc
