@@ -175,3 +175,45 @@ def test_control_characters_never_reach_the_terminal_raw(
     code, out, _ = cli("history", "bell", "--mode", "lexical", "--project", str(repo.path))
     assert code == 0
     assert "\x1b" not in out and "\\x1b[2J" in out
+
+
+def _clone(source: GitRepo, target: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(
+        ["git", "clone", "-q", *args, f"file://{source.path}", str(target)],
+        check=True, capture_output=True,
+    )
+
+
+def test_shallow_copy_never_hides_the_full_commit(
+    make_repo: Callable[..., GitRepo], indexer: Indexer, cli: CLI
+) -> None:
+    """`a_shallow` (depth 1) is indexed before `z_full`: its boundary commit looks parentless
+    and adds every file. The stored commit must end up as the full repository has it."""
+    full = make_repo("z_full")
+    first = full.commit({"a.txt": "a\n"}, "first adds a")
+    second = full.commit({"b.txt": "b\n"}, "second adds only b")
+    _clone(full, indexer.root / "a_shallow", "--depth", "1")
+    report = indexer.run()
+    shallow_report = next(r for r in report.repositories if r.path.endswith("a_shallow"))
+    assert shallow_report.shallow_commits == 1
+    row = indexer.row(second)
+    assert row["parents"] == first
+    assert row["files_changed"] == '["b.txt"]'
+    with indexer.open() as store:
+        hits = search_git_history(store, "second", files_glob="a.txt", mode="lexical")
+    assert hits.results == []  # the commit never touched a.txt
+
+
+def test_shallow_only_commit_is_stored_without_invented_files(
+    make_repo: Callable[..., GitRepo], indexer: Indexer, tmp_path: Path
+) -> None:
+    source = make_repo(str(tmp_path / "elsewhere" / "src"))
+    source.commit({"a.txt": "a\n"}, "first adds a")
+    second = source.commit({"b.txt": "b\n"}, "second adds only b")
+    _clone(source, indexer.root / "shallow", "--depth", "1")
+    indexer.run()
+    row = indexer.row(second)
+    assert row["files_changed"] == "[]"
+    assert "shallow clone boundary" in str(row["delta_truncated"])

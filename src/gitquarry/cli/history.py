@@ -97,6 +97,9 @@ def run_index(
         for rep in report.repositories:
             if rep.warning:
                 warn(f"{rep.path}: {rep.warning}")
+            if rep.shallow_commits:
+                warn(f"{rep.path}: shallow clone; {rep.shallow_commits} boundary commit(s) "
+                     "indexed without parents, files or diff")
             if rep.missing_object_commits:
                 warn(f"{rep.path}: {rep.missing_object_commits} commit(s) indexed without "
                      "their diff (Git objects missing from the local object store)")

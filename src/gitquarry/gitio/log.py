@@ -64,6 +64,21 @@ class LogCommit:
     delta_lines: int = 0
     delta_missing: bool = False
     decode_errors: list[str] = field(default_factory=list)
+    #: a shallow-clone boundary: parents, files and diff are unknown here
+    shallow: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """False when this copy of the commit lacks data another repository may have."""
+        return not (self.delta_missing or self.shallow)
+
+    def mark_shallow(self) -> None:
+        """Forget what git reports for a shallow boundary (it diffs against an empty tree)."""
+        self.shallow = True
+        self.parents = []
+        self.files = []
+        self.delta = "(diff unavailable: shallow clone boundary; parents are not in this clone)"
+        self.delta_lines = 0
 
     @property
     def author(self) -> str:

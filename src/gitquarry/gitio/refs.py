@@ -81,3 +81,14 @@ def rev_list(git_dir: Path, include: list[str], exclude: list[str]) -> list[str]
     stdin = "\n".join([*include, *(f"^{h}" for h in exclude)])
     proc = run_git(git_dir, ["rev-list", "--stdin"], input_bytes=(stdin + "\n").encode("ascii"))
     return proc.stdout.decode("ascii").split()
+
+
+def shallow_commits(git_dir: Path) -> set[str]:
+    """Commits at a shallow clone's boundary (listed in ``<git dir>/shallow``): git sees them
+    as parentless, so their parents and diff are not the real ones. Empty for full clones."""
+    path = git_dir / "shallow"
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}

@@ -23,7 +23,7 @@ from gitquarry.config import Config
 from gitquarry.errors import GitquarryError
 from gitquarry.gitio.discovery import Repository, discover_repositories
 from gitquarry.gitio.log import LogCommit, stream_commits
-from gitquarry.gitio.refs import existing_objects, rev_list, snapshot_refs
+from gitquarry.gitio.refs import existing_objects, rev_list, shallow_commits, snapshot_refs
 from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
 from gitquarry.store import Store
@@ -45,6 +45,10 @@ class RepoReport:
     up_to_date: bool = False
     full_reconcile: bool = False
     missing_object_commits: int = 0
+    #: shallow-clone boundary commits stored without parents, files or diff
+    shallow_commits: int = 0
+    #: incomplete copies stored earlier (another repository) replaced by this one's full copy
+    completed_commits: int = 0
     decode_warnings: int = 0
     error: str | None = None
     #: something the user should know that is not an error (e.g. no ref matched)
@@ -231,23 +235,38 @@ def index_repository(
     batch_size = config.git_indexing.batch_size
     max_lines = config.git_indexing.delta_max_lines
 
+    shallow = shallow_commits(repo.git_dir)
+
     def read_batches() -> Iterator[tuple[dict[str, int], list[LogCommit]]]:
         # Runs on the prefetch thread: git only, no SQLite (the known ids come with the plan).
-        for batch_known, missing in plan:
-            commits = list(stream_commits(repo.git_dir, missing, delta_max_lines=max_lines))
+        for batch_known, to_read in plan:
+            commits = list(stream_commits(repo.git_dir, to_read, delta_max_lines=max_lines))
+            for commit in commits:
+                if commit.hash in shallow:
+                    commit.mark_shallow()
             yield batch_known, commits
 
+    # Per batch: the ids already stored, and the hashes to read from this repository (new
+    # ones, plus stored copies that are incomplete and may be complete here).
     plan: list[tuple[dict[str, int], list[str]]] = []
     for batch in _chunks(to_add, batch_size):
-        known = _known_ids(conn, batch)
-        plan.append((known, [h for h in batch if h not in known]))
+        known, incomplete = _known_ids(conn, batch)
+        plan.append((known, [h for h in batch if h not in known or h in incomplete]))
 
-    for known, commits in prefetch(read_batches()):
+    for known, read in prefetch(read_batches()):
+        upgrades = [c for c in read if c.hash in known]
+        commits = [c for c in read if c.hash not in known]
         with store.atomic() as c:
             ids = list(known.values()) + _insert_commits(c, commits, int(time.time()), path_ids)
+            for commit in upgrades:
+                if commit.complete:
+                    _replace_commit(c, known[commit.hash], commit, path_ids)
+                    report.completed_commits += 1
             for commit in commits:
                 if commit.delta_missing:
                     report.missing_object_commits += 1
+                if commit.shallow:
+                    report.shallow_commits += 1
                 if commit.decode_errors:
                     report.decode_warnings += 1
                     log.warning(
@@ -275,15 +294,19 @@ def index_repository(
     return report
 
 
-def _known_ids(conn: Connection, hashes: Sequence[str]) -> dict[str, int]:
+def _known_ids(conn: Connection, hashes: Sequence[str]) -> tuple[dict[str, int], set[str]]:
+    """Stored ids of ``hashes``, and which of them are incomplete copies (``complete = 0``)."""
     known: dict[str, int] = {}
+    incomplete: set[str] = set()
     for part in _chunks(hashes, _SQL_CHUNK):
         marks = ",".join("?" * len(part))
         for row in conn.execute(
-            f"SELECT hash, id FROM git_commits WHERE hash IN ({marks})", list(part)
+            f"SELECT hash, id, complete FROM git_commits WHERE hash IN ({marks})", list(part)
         ):
             known[row[0]] = int(row[1])
-    return known
+            if not row[2]:
+                incomplete.add(row[0])
+    return known, incomplete
 
 
 def _insert_commits(
@@ -300,8 +323,8 @@ def _insert_commits(
     first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM git_commits").fetchone()[0])
     conn.executemany(
         "INSERT INTO git_commits (id, hash, timestamp, author, committer, title, message, "
-        "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge, complete) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 first + n,
@@ -317,6 +340,7 @@ def _insert_commits(
                 commit.author_time,
                 " ".join(commit.parents),
                 int(len(commit.parents) > 1),
+                int(commit.complete),
             )
             for n, commit in enumerate(commits)
         ],
@@ -327,24 +351,52 @@ def _insert_commits(
         "delta_truncated FROM git_commits WHERE id >= ?",
         (first,),
     )
-    rows: list[tuple[int, int]] = []
-    for n, commit in enumerate(commits):
-        for path in commit.files:
-            pid = path_ids.get(path)
-            if pid is None:
-                row = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
-                if row is None:
-                    cur = conn.execute("INSERT INTO paths (path) VALUES (?)", (path,))
-                    pid = int(cur.lastrowid or 0)
-                else:
-                    pid = int(row[0])
-                path_ids[path] = pid
-            rows.append((pid, first + n))
+    rows = [
+        (_path_id(conn, path, path_ids), first + n)
+        for n, commit in enumerate(commits)
+        for path in commit.files
+    ]
     if rows:
         conn.executemany(
             "INSERT OR IGNORE INTO commit_paths (path_id, commit_id) VALUES (?, ?)", rows
         )
     return [first + n for n in range(len(commits))]
+
+
+def _path_id(conn: Connection, path: str, cache: dict[str, int]) -> int:
+    pid = cache.get(path)
+    if pid is None:
+        row = conn.execute("SELECT id FROM paths WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            pid = int(conn.execute("INSERT INTO paths (path) VALUES (?)", (path,)).lastrowid or 0)
+        else:
+            pid = int(row[0])
+        cache[path] = pid
+    return pid
+
+
+def _replace_commit(
+    conn: Connection, commit_id: int, commit: LogCommit, path_ids: dict[str, int]
+) -> None:
+    """Overwrite an incomplete stored copy with ``commit`` (the update trigger keeps FTS5
+    current); its vectors are dropped so the next embedding run sees the real text."""
+    conn.execute(
+        "UPDATE git_commits SET files_changed = ?, delta_truncated = ?, parents = ?, "
+        "is_merge = ?, complete = 1 WHERE id = ?",
+        (
+            json.dumps(commit.files, ensure_ascii=False),
+            commit.delta,
+            " ".join(commit.parents),
+            int(len(commit.parents) > 1),
+            commit_id,
+        ),
+    )
+    conn.execute("DELETE FROM commit_paths WHERE commit_id = ?", (commit_id,))
+    conn.executemany(
+        "INSERT OR IGNORE INTO commit_paths (path_id, commit_id) VALUES (?, ?)",
+        [(_path_id(conn, path, path_ids), commit_id) for path in commit.files],
+    )
+    conn.execute("DELETE FROM commit_vectors WHERE commit_id = ?", (commit_id,))
 
 
 def _all_members(conn: Connection, repo_id: int) -> list[str]:

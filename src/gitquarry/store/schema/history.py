@@ -147,3 +147,11 @@ def _batch_fts(conn: sqlite3.Connection) -> None:
     """The indexer now fills ``commit_fts`` once per batch (``INSERT … SELECT``), about 2x
     faster than a per-row trigger; deletes and updates keep their triggers."""
     conn.execute("DROP TRIGGER IF EXISTS git_commits_ai")
+
+
+@MIGRATIONS("history_0003_complete")
+def _complete(conn: sqlite3.Connection) -> None:
+    """``complete = 0`` marks a commit read from a copy that lacks data: its diff's objects
+    are missing (partial clone, pruned store) or it is a shallow-clone boundary (parents
+    cut off). Another repository holding the full commit replaces such a row."""
+    conn.execute("ALTER TABLE git_commits ADD COLUMN complete INTEGER NOT NULL DEFAULT 1")
