@@ -203,3 +203,51 @@ def test_console_script_smoke(project: Path, tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("  [feature] search: Full text search over graph nodes\n    ")
+
+
+ESCAPE_GRAPH = """\
+nodes:
+  - ref_id: "evil\\e[2J"
+    kind: service
+    summary: "Clears \\e[2Jthe screen\\0 with a nul and\\ttab"
+    docs: [docs/evil.md]
+"""
+
+
+def test_search_text_output_escapes_control_characters(make_project, capsys) -> None:
+    project = make_project(ESCAPE_GRAPH, {})
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs/evil.md").write_bytes(b"# Evil\n\nterminal \x1b[31mred\x07 bell\n")
+    code, out, err = run(capsys, "search", "terminal", "--project", str(project))
+    assert code == 0
+    assert "\x1b" not in out and "\x00" not in out and "\x07" not in out
+    lines = out.splitlines()
+    assert lines[0] == (
+        "  [service] evil\\x1b[2J: Clears \\x1b[2Jthe screen\\x00 with a nul and\ttab"
+    )
+    assert "\\x1b[31mred\\x07" in lines[1]
+    assert "\x1b" not in err
+
+
+def test_search_json_output_keeps_control_characters(make_project, capsys) -> None:
+    project = make_project(ESCAPE_GRAPH, {})
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs/evil.md").write_bytes(b"# Evil\n\nterminal \x1b[31mred\n")
+    code, out, _ = run(capsys, "search", "terminal", "--json", "--project", str(project))
+    assert code == 0 and "\x1b" not in out  # JSON escapes them itself (\u001b)
+    (item,) = json.loads(out)
+    assert item["ref_id"] == "evil\x1b[2J" and "\x00" in item["summary"]
+    assert "\x1b[31mred" in item["snippet"]
+
+
+def test_search_skips_doc_symlinked_outside_project(make_project, tmp_path: Path, capsys) -> None:
+    secret = tmp_path / "outside-secret.md"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    graph = "nodes:\n  - {ref_id: root, kind: service, summary: Root, docs: [docs/link.md]}\n"
+    project = make_project(graph, {})
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs/link.md").symlink_to(secret)
+    code, out, err = run(capsys, "search", "root", "--project", str(project))
+    assert code == 0
+    assert "/bin/bash" not in out and "root:x" not in out
+    assert "docs/link.md" in err and "outside the project" in err

@@ -98,3 +98,26 @@ def test_no_graph_is_tool_error(tmp_path: Path) -> None:
 def test_quote_in_query(project: Path) -> None:
     result = call(project, {"query": 'say "hi"'})
     assert result.is_error is False and json.loads(result.content[0].text) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "bad"),
+    [
+        ({"query": "search", "limit": "5"}, "limit"),
+        ({"query": "search", "limit": True}, "limit"),
+        ({"query": "search", "limit": 5.0}, "limit"),
+        ({"query": 5}, "query"),
+        ({"query": "search", "kind": 3}, "kind"),
+    ],
+    ids=["limit-str", "limit-bool", "limit-float", "query-int", "kind-int"],
+)
+def test_arguments_are_strictly_typed(project: Path, arguments: dict[str, Any], bad: str) -> None:
+    # as search_git_history: no lax coercion ("5" -> 5, true -> 1)
+    result = call(project, arguments)
+    assert result.is_error is True
+    assert bad in result.content[0].text
+
+
+def test_strict_types_still_accept_valid_arguments(project: Path) -> None:
+    result = call(project, {"query": "search", "kind": None, "limit": 2})
+    assert result.is_error is False and len(json.loads(result.content[0].text)) == 2

@@ -68,6 +68,15 @@ def _decode_doc(rel: str, data: bytes, warnings: list[str]) -> str | None:
     return text.lstrip("\ufeff")
 
 
+def _escape_reason(path: Path) -> str:
+    """Why ``resolve_within`` refused ``path``, for a warning."""
+    try:
+        path.resolve()
+    except (OSError, RuntimeError):
+        return "cannot be resolved (symlink loop)"
+    return "resolves outside the project (symlink)"
+
+
 def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphIndexReport:
     """Rebuild the graph corpus of ``project`` (an absolute directory) in ``store``.
 
@@ -95,7 +104,7 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
     for path in graph_files(project, config):
         if resolve_within(path, graph_root) is None:
             rel = relative(project, path)
-            warnings.append(f"{rel}: graph file resolves outside the project (symlink); skipped")
+            warnings.append(f"{rel}: graph file {_escape_reason(path)}; skipped")
             skipped[rel] = fingerprint(path)
             continue
         gfiles.append(path)
@@ -120,8 +129,8 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
             real = resolve_within(path, project)
             if real is None:
                 warnings.append(
-                    f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} resolves "
-                    "outside the project (symlink); skipped"
+                    f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} "
+                    f"{_escape_reason(path)}; skipped"
                 )
                 skipped[rel] = fingerprint(path)
                 continue
@@ -141,7 +150,7 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
             continue
         real = resolve_within(path, docs_root)
         if real is None:
-            warnings.append(f"{rel}: doc resolves outside the project (symlink); skipped")
+            warnings.append(f"{rel}: doc {_escape_reason(path)}; skipped")
             skipped[rel] = fingerprint(path)
             continue
         docs[path] = _Doc(path, rel, [], real=real)

@@ -57,7 +57,11 @@ class GitSearchResponse:
 
     ``effective_mode`` is what actually ran ("lexical", "semantic" or "hybrid");
     ``requested_mode`` what was asked. ``embedded_fraction`` is the share of indexed commits
-    that have a vector in the active embedding namespace (0.0 when none).
+    that have a vector in the configured embedding namespace; it is only measured when
+    semantic ranking is consulted (modes semantic and hybrid) and is 0.0 otherwise.
+    ``warnings`` carry a stable ``code``: ``empty_query``, ``no_searchable_terms``,
+    ``empty_index``, ``indexing_incomplete``, ``semantic_unavailable``, ``no_embeddings``,
+    ``partial_embeddings``, ``semantic_failed``.
     """
 
     results: list[CommitResult]

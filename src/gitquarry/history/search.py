@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,24 +68,86 @@ def lexical_sql(*, has_glob: bool, has_after: bool, has_before: bool) -> str:
     )
 
 
+#: A glob matching at least this share of all paths is "broad": it is applied after ranking.
+BROAD_GLOB_PATH_FRACTION = 0.25
+#: How many more hits a ranker returns when a broad glob is applied after it.
+POST_FILTER_FACTOR = 2
+
+Hits = list[tuple[int, float]]
+
+
+class GlobCandidates:
+    """The commits that changed a path matching a glob, applied as cheaply as possible.
+
+    The glob is matched against the distinct ``paths`` (not every commit) into
+    ``temp.gq_paths``. A selective glob then materialises its commit ids in
+    ``temp.gq_candidates``, which both rankers filter on. A broad glob (most paths match, e.g.
+    ``src/**/*.py``) would make that set most of the index, so it is first applied *after*
+    ranking: the ranker returns ``POST_FILTER_FACTOR`` times more hits over all commits and
+    the non-matching ones are dropped. If that leaves too few while more matches may exist,
+    the ids are materialised and the ranker runs again, so ``top_n`` is still filled whenever
+    enough matching commits exist.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, files_glob: str) -> None:
+        """:raises InvalidGlobError: the pattern is malformed."""
+        match = compile_glob(files_glob)
+        rows = conn.execute("SELECT id, path FROM paths").fetchall()
+        path_ids = [row[0] for row in rows if match(row[1])]
+        self.conn = conn
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_candidates (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.gq_candidates")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_paths (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.gq_paths")
+        conn.executemany("INSERT INTO temp.gq_paths (id) VALUES (?)", ((i,) for i in path_ids))
+        self.broad = bool(rows) and len(path_ids) >= BROAD_GLOB_PATH_FRACTION * len(rows)
+        self.materialized = False
+        if not self.broad:
+            self.materialize()
+
+    def materialize(self) -> int:
+        """Fill ``temp.gq_candidates``; returns the number of candidate commits."""
+        if not self.materialized:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO temp.gq_candidates (id) SELECT commit_id "
+                "FROM commit_paths WHERE path_id IN (SELECT id FROM temp.gq_paths)"
+            )
+            self.materialized = True
+        return int(self.conn.execute("SELECT count(*) FROM temp.gq_candidates").fetchone()[0])
+
+    def keep(self, ids: list[int]) -> set[int]:
+        """The subset of commit ``ids`` that changed a matching path."""
+        kept: set[int] = set()
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            kept.update(
+                int(r[0])
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT commit_id FROM commit_paths WHERE commit_id IN ({marks}) "
+                    "AND path_id IN (SELECT id FROM temp.gq_paths)",
+                    part,
+                )
+            )
+        return kept
+
+    def post_filter(self, wide: Hits, asked: int, limit: int, need: int) -> Hits | None:
+        """``wide`` (ranked over all commits, ``asked`` requested) without non-matching commits,
+        at most ``limit``; None when fewer than ``need`` remain and the full match set was not
+        seen (the caller then reruns on materialised candidates)."""
+        kept = self.keep([cid for cid, _ in wide])
+        hits = [hit for hit in wide if hit[0] in kept]
+        if len(hits) >= need or len(wide) < asked:
+            return hits[:limit]
+        return None
+
+
 def prepare_glob_candidates(conn: sqlite3.Connection, files_glob: str) -> int:
     """Fill ``temp.gq_candidates`` with the ids of commits that changed a matching path.
 
-    The glob is matched against distinct paths, then expanded to commits. Returns the count.
-    :raises InvalidGlobError: the pattern is malformed.
+    Returns the count. :raises InvalidGlobError: the pattern is malformed.
     """
-    match = compile_glob(files_glob)
-    path_ids = [row[0] for row in conn.execute("SELECT id, path FROM paths") if match(row[1])]
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_candidates (id INTEGER PRIMARY KEY)")
-    conn.execute("DELETE FROM temp.gq_candidates")
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_paths (id INTEGER PRIMARY KEY)")
-    conn.execute("DELETE FROM temp.gq_paths")
-    conn.executemany("INSERT INTO temp.gq_paths (id) VALUES (?)", ((i,) for i in path_ids))
-    conn.execute(
-        "INSERT OR IGNORE INTO temp.gq_candidates (id) SELECT commit_id FROM commit_paths "
-        "WHERE path_id IN (SELECT id FROM temp.gq_paths)"
-    )
-    return int(conn.execute("SELECT count(*) FROM temp.gq_candidates").fetchone()[0])
+    return GlobCandidates(conn, files_glob).materialize()
 
 
 def lexical_top_k(
@@ -189,6 +252,22 @@ def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
     return out
 
 
+def _rank_with_glob(
+    rank: Callable[[int, bool], Hits], glob: GlobCandidates | None, limit: int, need: int
+) -> Hits:
+    """Run ``rank(n, materialized)`` under ``glob`` (see ``GlobCandidates``): up to ``limit``
+    hits, and at least ``need`` (the caller's top_n) whenever that many commits match."""
+    if glob is None:
+        return rank(limit, False)
+    if not glob.materialized:
+        asked = limit * POST_FILTER_FACTOR
+        hits = glob.post_filter(rank(asked, False), asked, limit, need)
+        if hits is not None:
+            return hits
+        glob.materialize()
+    return rank(limit, True)
+
+
 def validate_top_n(top_n: int) -> None:
     if isinstance(top_n, bool) or not isinstance(top_n, int) or not 1 <= top_n <= TOP_N_MAX:
         raise InvalidArgumentError(
@@ -267,16 +346,19 @@ def search_git_history(
                 results=[], query=query, total_commits_indexed=total, requested_mode=mode,
                 effective_mode="lexical", warnings=warnings,
             )
-        has_glob = False
+        glob: GlobCandidates | None = None
         if files_glob is not None:
             conn.execute("BEGIN")
-            has_glob = True
-            prepare_glob_candidates(conn, files_glob)
+            glob = GlobCandidates(conn, files_glob)
         try:
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
-            lexical = lexical_top_k(
-                conn, query, filters, limit, has_glob=has_glob, total_docs=total
-            )
+
+            def lexical_rank(n: int, materialized: bool) -> Hits:
+                return lexical_top_k(
+                    conn, query, filters, n, has_glob=materialized, total_docs=total
+                )
+
+            lexical = _rank_with_glob(lexical_rank, glob, limit, top_n)
             if not fts5_match_expression(query) and mode == "lexical":
                 warnings.append(
                     Warning_(
@@ -296,8 +378,16 @@ def search_git_history(
                         )
                     )
                 else:
-                    outcome = semantic.top_k(conn, query, filters, limit, has_glob=has_glob)
-                    semantic_hits = outcome.hits
+                    outcomes: list[Any] = []
+
+                    def semantic_rank(n: int, materialized: bool) -> Hits:
+                        outcomes.append(
+                            semantic.top_k(conn, query, filters, n, has_glob=materialized)
+                        )
+                        return list(outcomes[-1].hits)
+
+                    semantic_hits = _rank_with_glob(semantic_rank, glob, limit, top_n)
+                    outcome = outcomes[-1]
                     embedded_fraction = outcome.embedded_fraction
                     warnings.extend(outcome.warnings)
                     effective = outcome.effective_mode(mode)
@@ -329,7 +419,7 @@ def search_git_history(
                 if cid in rows
             ]
         finally:
-            if has_glob:
+            if glob is not None:
                 conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as exc:
         raise translate_sqlite_error(store.path, exc) from exc

@@ -70,6 +70,7 @@ class SemanticRanker:
         self.dimensions = dimensions
         self._embedder = embedder
         self._matrix: _Matrix | None = None
+        self._last_query: tuple[str, np.ndarray] | None = None
         self._data_version: int | None = None
 
     def embedder(self) -> Embedder:
@@ -135,6 +136,14 @@ class SemanticRanker:
             )
         return matrix
 
+    def _query_vector(self, query: str) -> np.ndarray:
+        """The query's vector; the last one is kept (a broad glob may rank twice)."""
+        if self._last_query is not None and self._last_query[0] == query:
+            return self._last_query[1]
+        vector = self.embedder().embed([query])[0]
+        self._last_query = (query, vector)
+        return vector
+
     def _describe(self) -> str:
         """The configured model for people: ``provider model (N dimensions)``."""
         try:
@@ -189,7 +198,7 @@ class SemanticRanker:
         if matrix is None:
             return outcome
         try:
-            qvec = self.embedder().embed([query])[0]
+            qvec = self._query_vector(query)
             exact = self.embedder().namespace(TEXT_FORMAT).key
         except EmbeddingError as exc:
             log.warning("semantic search failed: %s", exc)

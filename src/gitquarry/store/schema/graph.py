@@ -13,8 +13,8 @@ Tables (all rebuilt from scratch by each graph reindex):
 - ``chunks(id, doc_id, ordinal, heading, content)``: a doc's ``##`` sections, at most
   ``[graph] chunk_max_chars`` characters each; ``content`` includes the heading line.
 - ``graph_sources(path, role, mtime_ns, size_bytes)``: the files the last reindex read
-  (``role`` is ``graph``, ``doc`` or ``missing_doc``; a missing doc has size -1), compared
-  with the file system to decide whether the index is stale.
+  (``role`` is ``graph``, ``doc``, ``missing_doc`` or ``skipped``; a missing doc has size
+  -1), compared with the file system to decide whether the index is stale.
 - ``graph_state(key, value)``: ``last_indexed_at`` (Unix seconds), ``config`` (JSON).
 - ``search_index``: FTS5 ``(ref_id, kind UNINDEXED, summary, content)``, one row per node,
   ``porter unicode61``. Created only where SQLite has the FTS5 module; without it the plain
