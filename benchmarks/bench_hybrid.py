@@ -203,6 +203,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--pipeline-texts", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--skip-pipeline", action="store_true", help="latency and cold CLI only")
     args = ap.parse_args()
     sizes = args.commits or [10_000]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="gq-bench-hybrid-"))
@@ -222,7 +223,7 @@ def main() -> None:
             index_workspace(repo, store, Config())
         store.close()
         entry: dict = {}
-        if i == 0:
+        if i == 0 and not args.skip_pipeline:
             log("pipeline vs raw")
             result["pipeline_vs_raw"] = pipeline_vs_raw(db, args.pipeline_texts, args.rounds)
         log("filling random vectors")

@@ -358,7 +358,11 @@ def search_git_history(
                     conn, query, filters, n, has_glob=materialized, total_docs=total
                 )
 
-            lexical = _rank_with_glob(lexical_rank, glob, limit, top_n)
+            if mode != "lexical" and semantic is not None:
+                semantic.prefetch_query_vector(query)  # embeds while SQLite ranks below
+            lexical: Hits = (
+                _rank_with_glob(lexical_rank, glob, limit, top_n) if mode != "semantic" else []
+            )
             if not fts5_match_expression(query) and mode == "lexical":
                 warnings.append(
                     Warning_(
@@ -391,6 +395,8 @@ def search_git_history(
                     embedded_fraction = outcome.embedded_fraction
                     warnings.extend(outcome.warnings)
                     effective = outcome.effective_mode(mode)
+            if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
+                lexical = _rank_with_glob(lexical_rank, glob, limit, top_n)
             if effective == "semantic":
                 rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
                 weights = [semantic_weight]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,8 @@ class SemanticRanker:
         self._embedder = embedder
         self._matrix: _Matrix | None = None
         self._last_query: tuple[str, np.ndarray] | None = None
+        self._pending: tuple[str, Future[np.ndarray]] | None = None
+        self._executor: ThreadPoolExecutor | None = None
         self._data_version: int | None = None
 
     def embedder(self) -> Embedder:
@@ -136,11 +139,35 @@ class SemanticRanker:
             )
         return matrix
 
+    def prefetch_query_vector(self, query: str) -> None:
+        """Start embedding ``query`` on a worker thread (ONNX Runtime releases the GIL), so
+        it overlaps the keyword ranking; ``top_k`` picks the result up. Never raises here."""
+        if self._namespace_has_no_vectors():
+            return  # nothing to compare with: do not load the model
+        if self._pending is not None and self._pending[0] == query:
+            return
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gq-embed")
+        self._pending = (query, self._executor.submit(self._embed_one, query))
+
+    def _embed_one(self, query: str) -> np.ndarray:
+        return self.embedder().embed([query])[0]
+
+    def _namespace_has_no_vectors(self) -> bool:
+        return self.namespace_id is None
+
     def _query_vector(self, query: str) -> np.ndarray:
-        """The query's vector; the last one is kept (a broad glob may rank twice)."""
+        """The query's vector; the last one is kept (a broad glob may rank twice).
+
+        :raises EmbeddingError: the provider failed (also when it failed on the worker).
+        """
         if self._last_query is not None and self._last_query[0] == query:
             return self._last_query[1]
-        vector = self.embedder().embed([query])[0]
+        pending, self._pending = self._pending, None
+        if pending is not None and pending[0] == query:
+            vector = pending[1].result()
+        else:
+            vector = self._embed_one(query)
         self._last_query = (query, vector)
         return vector
 
