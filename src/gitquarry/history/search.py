@@ -358,8 +358,16 @@ def search_git_history(
                     conn, query, filters, n, has_glob=materialized, total_docs=total
                 )
 
+            pending: Callable[[], Any] | None = None
+            semantic_post = glob is not None and not glob.materialized
+            semantic_asked = limit * POST_FILTER_FACTOR if semantic_post else limit
             if mode != "lexical" and semantic is not None:
-                semantic.prefetch_query_vector(query)  # embeds while SQLite ranks below
+                # SQLite reads now; the query embedding and the matrix product run on a worker
+                # thread while the keyword ranking below runs here.
+                pending = semantic.start(
+                    conn, query, filters, semantic_asked, has_glob=glob is not None
+                    and not semantic_post
+                )
             lexical: Hits = (
                 _rank_with_glob(lexical_rank, glob, limit, top_n) if mode != "semantic" else []
             )
@@ -382,16 +390,16 @@ def search_git_history(
                         )
                     )
                 else:
-                    outcomes: list[Any] = []
-
-                    def semantic_rank(n: int, materialized: bool) -> Hits:
-                        outcomes.append(
-                            semantic.top_k(conn, query, filters, n, has_glob=materialized)
-                        )
-                        return list(outcomes[-1].hits)
-
-                    semantic_hits = _rank_with_glob(semantic_rank, glob, limit, top_n)
-                    outcome = outcomes[-1]
+                    assert pending is not None
+                    outcome = pending()
+                    semantic_hits = list(outcome.hits)
+                    if semantic_post and glob is not None:
+                        kept = glob.post_filter(semantic_hits, semantic_asked, limit, top_n)
+                        if kept is None:  # too few matching: rank over the materialised set
+                            glob.materialize()
+                            outcome = semantic.top_k(conn, query, filters, limit, has_glob=True)
+                            kept = list(outcome.hits)
+                        semantic_hits = kept
                     embedded_fraction = outcome.embedded_fraction
                     warnings.extend(outcome.warnings)
                     effective = outcome.effective_mode(mode)

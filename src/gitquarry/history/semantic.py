@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -72,7 +73,6 @@ class SemanticRanker:
         self._embedder = embedder
         self._matrix: _Matrix | None = None
         self._last_query: tuple[str, np.ndarray] | None = None
-        self._pending: tuple[str, Future[np.ndarray]] | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._data_version: int | None = None
 
@@ -139,22 +139,8 @@ class SemanticRanker:
             )
         return matrix
 
-    def prefetch_query_vector(self, query: str) -> None:
-        """Start embedding ``query`` on a worker thread (ONNX Runtime releases the GIL), so
-        it overlaps the keyword ranking; ``top_k`` picks the result up. Never raises here."""
-        if self._namespace_has_no_vectors():
-            return  # nothing to compare with: do not load the model
-        if self._pending is not None and self._pending[0] == query:
-            return
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gq-embed")
-        self._pending = (query, self._executor.submit(self._embed_one, query))
-
     def _embed_one(self, query: str) -> np.ndarray:
         return self.embedder().embed([query])[0]
-
-    def _namespace_has_no_vectors(self) -> bool:
-        return self.namespace_id is None
 
     def _query_vector(self, query: str) -> np.ndarray:
         """The query's vector; the last one is kept (a broad glob may rank twice).
@@ -163,11 +149,7 @@ class SemanticRanker:
         """
         if self._last_query is not None and self._last_query[0] == query:
             return self._last_query[1]
-        pending, self._pending = self._pending, None
-        if pending is not None and pending[0] == query:
-            vector = pending[1].result()
-        else:
-            vector = self._embed_one(query)
+        vector = self._embed_one(query)
         self._last_query = (query, vector)
         return vector
 
@@ -218,58 +200,132 @@ class SemanticRanker:
         Never raises for provider failures: they come back as a warning and no hits.
         """
         outcome = SemanticOutcome()
-        if self.namespace_id is None:
-            self._resolve_namespace(conn)
-        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-        matrix = self._coverage(conn, total, outcome)
-        if matrix is None:
+        prepared = self._prepare(conn, filters, has_glob, outcome)
+        if prepared is None:
             return outcome
+        matrix, allowed = prepared
         try:
             qvec = self._query_vector(query)
             exact = self.embedder().namespace(TEXT_FORMAT).key
         except EmbeddingError as exc:
-            log.warning("semantic search failed: %s", exc)
-            outcome.warnings.append(
-                Warning_(code="semantic_failed", message=f"{exc}; used lexical search")
-            )
-            return outcome
+            return self._failed(outcome, exc)
         if exact != self.namespace_key:
             # The stored namespace was found by provider and model only; the query vector
             # shows the exact space (e.g. other dimensions). Never compare across spaces.
             self._use_namespace(conn, exact, qvec.shape[0])
             outcome = SemanticOutcome()
+            total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
             matrix = self._coverage(conn, total, outcome)
             if matrix is None:
                 return outcome
         outcome.usable = True
-        # One matrix-vector product over every row (no copy of the matrix), then the filters
-        # as a mask: rows that fail them can never enter the top-k.
-        sims = matrix.vectors @ qvec.astype(np.float32)
-        mask: np.ndarray | None = None
-        if filters.after is not None:
-            mask = matrix.timestamps >= filters.after
-        if filters.before is not None:
-            below = matrix.timestamps <= filters.before
-            mask = below if mask is None else mask & below
+        outcome.hits = _top_k(matrix, qvec, filters, allowed, limit)
+        return outcome
+
+    def start(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        filters: Filters,
+        limit: int,
+        *,
+        has_glob: bool,
+    ) -> Callable[[], SemanticOutcome]:
+        """``top_k`` in two halves: the SQLite reads now, on this thread; the query embedding
+        and the matrix product on a worker thread (ONNX Runtime and numpy release the GIL),
+        so they overlap the caller's keyword ranking. Returns a function that waits for and
+        returns the outcome. The worker never touches ``conn``.
+        """
+        outcome = SemanticOutcome()
+        prepared = self._prepare(conn, filters, has_glob, outcome)
+        if prepared is None:
+            return lambda: outcome
+        matrix, allowed = prepared
+        expected = self.namespace_key
+
+        def compute() -> SemanticOutcome | None:
+            try:
+                qvec = self._query_vector(query)
+                exact = self.embedder().namespace(TEXT_FORMAT).key
+            except EmbeddingError as exc:
+                return self._failed(outcome, exc)
+            if exact != expected:
+                return None  # a namespace switch needs SQLite: done by top_k below
+            outcome.usable = True
+            outcome.hits = _top_k(matrix, qvec, filters, allowed, limit)
+            return outcome
+
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gq-embed")
+        future = self._executor.submit(compute)
+
+        def result() -> SemanticOutcome:
+            done = future.result()
+            return done if done is not None else self.top_k(
+                conn, query, filters, limit, has_glob=has_glob
+            )
+
+        return result
+
+    def _prepare(
+        self, conn: sqlite3.Connection, filters: Filters, has_glob: bool, outcome: SemanticOutcome
+    ) -> tuple[_Matrix, np.ndarray | None] | None:
+        """The SQLite half: namespace, coverage warnings, the vector matrix and the glob's
+        candidate ids. None when there is nothing to rank (the outcome says why)."""
+        if self.namespace_id is None:
+            self._resolve_namespace(conn)
+        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        matrix = self._coverage(conn, total, outcome)
+        if matrix is None:
+            return None
+        allowed = None
         if has_glob:
             allowed = np.fromiter(
                 (r[0] for r in conn.execute("SELECT id FROM temp.gq_candidates")), dtype=np.int64
             )
-            in_glob = np.isin(matrix.ids, allowed)
-            mask = in_glob if mask is None else mask & in_glob
-        if mask is not None:
-            candidates = int(mask.sum())
-            sims = np.where(mask, sims, -np.inf)
-        else:
-            candidates = len(sims)
-        if candidates == 0:
-            return outcome
-        k = min(limit, candidates)
-        top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-        top = [j for j in top.tolist() if np.isfinite(sims[j])]
-        order = sorted(top, key=lambda j: (-float(sims[j]), int(matrix.ids[j])))
-        outcome.hits = [(int(matrix.ids[j]), float(sims[j])) for j in order]
+        return matrix, allowed
+
+    @staticmethod
+    def _failed(outcome: SemanticOutcome, exc: EmbeddingError) -> SemanticOutcome:
+        log.warning("semantic search failed: %s", exc)
+        outcome.warnings.append(
+            Warning_(code="semantic_failed", message=f"{exc}; used lexical search")
+        )
         return outcome
+
+
+def _top_k(
+    matrix: _Matrix,
+    qvec: np.ndarray,
+    filters: Filters,
+    allowed: np.ndarray | None,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """(commit id, cosine) of the best ``limit`` rows passing the filters, best first, ties by
+    commit id. One matrix-vector product over every row (no copy of the matrix), then the
+    filters as a mask: rows that fail them can never enter the top-k."""
+    sims = matrix.vectors @ qvec.astype(np.float32)
+    mask: np.ndarray | None = None
+    if filters.after is not None:
+        mask = matrix.timestamps >= filters.after
+    if filters.before is not None:
+        below = matrix.timestamps <= filters.before
+        mask = below if mask is None else mask & below
+    if allowed is not None:
+        in_glob = np.isin(matrix.ids, allowed)
+        mask = in_glob if mask is None else mask & in_glob
+    if mask is not None:
+        candidates = int(mask.sum())
+        sims = np.where(mask, sims, -np.inf)
+    else:
+        candidates = len(sims)
+    if candidates == 0:
+        return []
+    k = min(limit, candidates)
+    top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+    kept = [j for j in top.tolist() if np.isfinite(sims[j])]
+    order = sorted(kept, key=lambda j: (-float(sims[j]), int(matrix.ids[j])))
+    return [(int(matrix.ids[j]), float(sims[j])) for j in order]
 
 
 def find_namespace(
