@@ -17,7 +17,12 @@ from typing import Any
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
 from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME, compile_glob
-from gitquarry.retrieval.fts import drop_common_words, fts5_match_expression
+from gitquarry.retrieval.fts import (
+    common_words,
+    fts5_match_expression,
+    query_words,
+    tiered_match_expression,
+)
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
@@ -150,6 +155,45 @@ def prepare_glob_candidates(conn: sqlite3.Connection, files_glob: str) -> int:
     return GlobCandidates(conn, files_glob).materialize()
 
 
+#: A time window holding at least this share of all commits is applied after ranking.
+BROAD_TIME_FRACTION = 0.25
+
+
+def _time_window_count(conn: sqlite3.Connection, filters: Filters) -> int:
+    bounds, params = [], []
+    if filters.after is not None:
+        bounds.append("timestamp >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        bounds.append("timestamp <= ?")
+        params.append(filters.before)
+    sql = f"SELECT count(*) FROM git_commits WHERE {' AND '.join(bounds)}"
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def _within_window(conn: sqlite3.Connection, hits: Hits, filters: Filters) -> Hits:
+    """``hits`` whose committer time lies within the filters' bounds, order kept."""
+    if not hits:
+        return []
+    ids = [cid for cid, _ in hits]
+    marks = ",".join("?" * len(ids))
+    stamps = dict(
+        conn.execute(f"SELECT id, timestamp FROM git_commits WHERE id IN ({marks})", ids)
+    )
+    lo = filters.after if filters.after is not None else MIN_TIME
+    hi = filters.before if filters.before is not None else MAX_TIME
+    return [hit for hit in hits if lo <= stamps.get(hit[0], lo - 1) <= hi]
+
+
+#: A word in more than this share of all commits is searched in titles, messages and file
+#: names only, not in diffs: it says little about a commit (BM25 gives it a low IDF) but
+#: matching it in every diff would make BM25 score most of the index.
+COMMON_WORD_DF_FRACTION = 0.1
+COMMON_WORD_COLUMNS = ("title", "message", "files_changed")
+#: Below this many commits every word matches everywhere (ranking cost is small anyway).
+COMMON_WORD_MIN_DOCS = 2000
+
+
 def lexical_top_k(
     conn: sqlite3.Connection,
     query: str,
@@ -158,19 +202,44 @@ def lexical_top_k(
     *,
     has_glob: bool,
     total_docs: int = 0,
+    need: int | None = None,
 ) -> list[tuple[int, float]]:
     """BM25 top-``limit`` as (commit id, bm25) best first; [] when nothing is searchable.
 
     Commits holding every word come first (an AND query, ranked by BM25); when they are
     fewer than ``limit``, commits holding some of the words follow (an OR query, ranked by
-    BM25). Words in more than half of all ``total_docs`` commits are dropped first (BM25
-    gives them ~0 weight; see ``drop_common_words``), unless every word is that common.
+    BM25). In an index of at least ``COMMON_WORD_MIN_DOCS`` commits, a word found in more
+    than ``COMMON_WORD_DF_FRACTION`` of them only matches in titles, messages and file names
+    (``COMMON_WORD_COLUMNS``).
+
+    A broad time window (at least ``BROAD_TIME_FRACTION`` of all commits) is applied after
+    ranking ``POST_FILTER_FACTOR`` times more hits, like a broad glob, falling back to the
+    filtered query when fewer than ``need`` (default ``limit``) remain and more may exist.
     """
-    if total_docs:
-        query = drop_common_words(conn, "commit_fts", query, total_docs)
-    every = fts5_match_expression(query, "AND")
-    if not every:
+    if (filters.after is not None or filters.before is not None) and total_docs:
+        inside = _time_window_count(conn, filters)
+        if inside >= BROAD_TIME_FRACTION * total_docs:
+            unbounded = Filters(files_glob=filters.files_glob)
+            asked = limit * POST_FILTER_FACTOR
+            wide = lexical_top_k(
+                conn, query, unbounded, asked, has_glob=has_glob, total_docs=total_docs
+            )
+            kept = _within_window(conn, wide, filters)
+            if len(kept) >= (need or limit) or len(wide) < asked:
+                return kept[:limit]
+    words = query_words(query)
+    if not words:
         return []
+    common = (
+        common_words(
+            conn, "commit_fts", words, total_docs, max_df_fraction=COMMON_WORD_DF_FRACTION
+        )
+        if total_docs >= COMMON_WORD_MIN_DOCS
+        else set()
+    )
+    every = tiered_match_expression(
+        words, "AND", common=common, common_columns=COMMON_WORD_COLUMNS
+    )
     sql = lexical_sql(
         has_glob=has_glob,
         has_after=filters.after is not None,
@@ -182,9 +251,11 @@ def lexical_top_k(
     if filters.before is not None:
         params["before"] = filters.before
     hits = [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
-    some = fts5_match_expression(query, "OR")
-    if len(hits) < limit and some != every:
+    if len(hits) < limit and len(words) > 1:
         seen = {cid for cid, _ in hits}
+        some = tiered_match_expression(
+            words, "OR", common=common, common_columns=COMMON_WORD_COLUMNS
+        )
         params.update(match=some, limit=limit + len(hits))
         for r in conn.execute(sql, params):
             if int(r[0]) not in seen and len(hits) < limit:
@@ -355,7 +426,8 @@ def search_git_history(
 
             def lexical_rank(n: int, materialized: bool) -> Hits:
                 return lexical_top_k(
-                    conn, query, filters, n, has_glob=materialized, total_docs=total
+                    conn, query, filters, n, has_glob=materialized, total_docs=total,
+                    need=top_n,
                 )
 
             pending: Callable[[], Any] | None = None

@@ -76,30 +76,24 @@ def _ensure_query_tokenizer(conn: sqlite3.Connection, tokenize: str) -> None:
     )
 
 
-def drop_common_words(
+def common_words(
     conn: sqlite3.Connection,
     fts_table: str,
-    query: str,
+    words: list[str],
     total_docs: int,
     *,
-    max_df_fraction: float = 0.5,
+    max_df_fraction: float,
     tokenize: str = "porter unicode61",
-) -> str:
-    """``query`` without the words whose every token occurs in more than ``max_df_fraction``
-    of the ``total_docs`` rows of ``fts_table``; unchanged if that would drop every word.
-
-    FTS5's BM25 gives such a token an IDF of ~0 (it clamps ``log((N - n + 0.5)/(n + 0.5))``
-    at 1e-6 once ``n > N/2``), so in an OR query it adds nothing to any score but still pulls
-    most of the table into the match set. Dropping it leaves the ranking of every row that
-    matches another word unchanged and makes the query proportionally cheaper.
+) -> set[str]:
+    """The ``words`` whose every token occurs in more than ``max_df_fraction`` of the
+    ``total_docs`` rows of ``fts_table``.
 
     Tokens are produced by the same tokenizer as the index (``tokenize``), in a temp table of
-    this connection; document frequencies come from an ``fts5vocab`` 'row' table. Must run
-    inside a transaction or autocommit; writes only to temp tables.
+    this connection; document frequencies come from an ``fts5vocab`` 'row' table (one index
+    lookup per token). Writes only to temp tables.
     """
-    words = query_words(query)
-    if len(words) < 2 or total_docs <= 0:
-        return query
+    if not words or total_docs <= 0:
+        return set()
     _ensure_query_tokenizer(conn, tokenize)
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_vocab_{fts_table} "
@@ -125,8 +119,25 @@ def drop_common_words(
             df_cache[term] = int(row[0]) if row else 0
         return df_cache[term]
 
-    kept = [
+    return {
         w for i, w in enumerate(words, start=1)
-        if not tokens.get(i) or any(df(t) <= limit for t in tokens[i])
+        if tokens.get(i) and all(df(t) > limit for t in tokens[i])
+    }
+
+
+def tiered_match_expression(
+    words: list[str],
+    operator: Literal["AND", "OR"],
+    *,
+    common: set[str],
+    common_columns: tuple[str, ...],
+) -> str:
+    """An FTS5 expression over ``words`` (from ``query_words``) in which each word of
+    ``common`` only matches in ``common_columns`` (an FTS5 column filter,
+    ``{title message} : "word"``); other words match in every column. ``""`` if no words."""
+    filt = "{" + " ".join(common_columns) + "} : "
+    parts = [
+        (filt if w in common and common_columns else "") + '"' + w.replace('"', '""') + '"'
+        for w in words
     ]
-    return " ".join(kept) if kept else query
+    return f" {operator} ".join(parts)
