@@ -141,6 +141,18 @@ def _check_type(value: Any, annotation: Any) -> bool:
     return True
 
 
+def _describe(annotation: Any) -> str:
+    """A type annotation in words, for error messages."""
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(annotation))
+    if origin is list:
+        (inner,) = typing.get_args(annotation)
+        return f"a list of {_describe(inner)}s"
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+    return names.get(annotation, str(annotation))
+
+
 def _apply(config: Config, data: dict[str, Any], path: Path) -> None:
     sections = {f.name: f for f in dataclasses.fields(Config) if f.name != "sources"}
     for section, values in data.items():
@@ -157,7 +169,7 @@ def _apply(config: Config, data: dict[str, Any], path: Path) -> None:
                 )
             if not _check_type(value, hints[key]):
                 raise ConfigError(
-                    path, f"[{section}] {key} = {value!r} has the wrong type ({hints[key]})"
+                    path, f"[{section}] {key} = {value!r}: expected {_describe(hints[key])}"
                 )
             setattr(target, key, value)
 

@@ -30,6 +30,24 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from gitquarry import __version__
+
+        sys.stdout.write(f"gitquarry {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_version,
+        is_eager=True,
+    ),
+) -> None:
+    """Local-first search over Git history, repository docs and architecture graphs."""
+
+
 def _register_commands() -> None:
     from gitquarry.cli import graph, history, mcp
 

@@ -110,7 +110,7 @@ def run_index(
         repos = _count(n_repos, "repository", "repositories")
         total = _count(report.total_commits, "commit", "commits")
         if report.up_to_date and not report.failed:
-            nothing = " nothing to do." if not extras.did_work else ""
+            nothing = " Nothing to do." if not extras.did_work else ""
             stdout.print(
                 f"Commit history is up to date: {total} in {repos}.{nothing}", highlight=False
             )
@@ -210,7 +210,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command("history")
     def history_cmd(
-        query: Annotated[str, typer.Argument(help="What to look for: words or a description.")],
+        query: Annotated[
+            str,
+            typer.Argument(help="What to look for: words or a description.", metavar="QUERY"),
+        ],
         files_glob: Annotated[
             str | None,
             typer.Option("--files-glob", "-g",

@@ -473,7 +473,8 @@ def search_git_history(
                             kept = list(outcome.hits)
                         semantic_hits = kept
                     embedded_fraction = outcome.embedded_fraction
-                    warnings.extend(outcome.warnings)
+                    if total:  # an empty index already says so once
+                        warnings.extend(outcome.warnings)
                     effective = outcome.effective_mode(mode)
             if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
                 lexical = _rank_with_glob(lexical_rank, glob, limit, top_n)
