@@ -18,7 +18,7 @@ from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
 from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME, compile_glob
 from gitquarry.retrieval.fts import (
-    common_words,
+    document_fractions,
     fts5_match_expression,
     query_words,
     tiered_match_expression,
@@ -209,8 +209,9 @@ def lexical_top_k(
     Commits holding every word come first (an AND query, ranked by BM25); when they are
     fewer than ``limit``, commits holding some of the words follow (an OR query, ranked by
     BM25). In an index of at least ``COMMON_WORD_MIN_DOCS`` commits, a word found in more
-    than ``COMMON_WORD_DF_FRACTION`` of them only matches in titles, messages and file names
-    (``COMMON_WORD_COLUMNS``).
+    than half of them is dropped (FTS5's BM25 clamps its IDF to ~0), unless every word is;
+    one found in more than ``COMMON_WORD_DF_FRACTION`` only matches in titles, messages and
+    file names (``COMMON_WORD_COLUMNS``).
 
     A broad time window (at least ``BROAD_TIME_FRACTION`` of all commits) is applied after
     ranking ``POST_FILTER_FACTOR`` times more hits, like a broad glob, falling back to the
@@ -230,13 +231,13 @@ def lexical_top_k(
     words = query_words(query)
     if not words:
         return []
-    common = (
-        common_words(
-            conn, "commit_fts", words, total_docs, max_df_fraction=COMMON_WORD_DF_FRACTION
-        )
-        if total_docs >= COMMON_WORD_MIN_DOCS
-        else set()
-    )
+    common: set[str] = set()
+    if total_docs >= COMMON_WORD_MIN_DOCS:
+        share = document_fractions(conn, "commit_fts", words, total_docs)
+        # BM25 gives a word in over half of all commits no weight: drop it (unless all are).
+        kept = [w for w in words if share[w] <= 0.5]
+        words = kept or words
+        common = {w for w in words if share[w] > COMMON_WORD_DF_FRACTION}
     every = tiered_match_expression(
         words, "AND", common=common, common_columns=COMMON_WORD_COLUMNS
     )

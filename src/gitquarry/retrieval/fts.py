@@ -76,24 +76,18 @@ def _ensure_query_tokenizer(conn: sqlite3.Connection, tokenize: str) -> None:
     )
 
 
-def common_words(
+def document_fractions(
     conn: sqlite3.Connection,
     fts_table: str,
     words: list[str],
     total_docs: int,
     *,
-    max_df_fraction: float,
     tokenize: str = "porter unicode61",
-) -> set[str]:
-    """The ``words`` whose every token occurs in more than ``max_df_fraction`` of the
-    ``total_docs`` rows of ``fts_table``.
-
-    Tokens are produced by the same tokenizer as the index (``tokenize``), in a temp table of
-    this connection; document frequencies come from an ``fts5vocab`` 'row' table (one index
-    lookup per token). Writes only to temp tables.
-    """
+) -> dict[str, float]:
+    """For each of ``words``, the share of the ``total_docs`` rows holding its rarest token
+    (a word's tokens must all match, so the rarest bounds it); 0.0 for a word with no token."""
     if not words or total_docs <= 0:
-        return set()
+        return {}
     _ensure_query_tokenizer(conn, tokenize)
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_vocab_{fts_table} "
@@ -108,21 +102,16 @@ def common_words(
     for term, doc in conn.execute("SELECT term, doc FROM temp.gq_query_tokens"):
         tokens.setdefault(int(doc), []).append(str(term))
     conn.execute("DELETE FROM temp.gq_query_words")
-    limit = max_df_fraction * total_docs
-    df_cache: dict[str, int] = {}
-
-    def df(term: str) -> int:
-        if term not in df_cache:
+    out: dict[str, float] = {}
+    for i, word in enumerate(words, start=1):
+        counts = []
+        for term in tokens.get(i, []):
             row = conn.execute(
                 f"SELECT doc FROM temp.gq_vocab_{fts_table} WHERE term = ?", (term,)
             ).fetchone()
-            df_cache[term] = int(row[0]) if row else 0
-        return df_cache[term]
-
-    return {
-        w for i, w in enumerate(words, start=1)
-        if tokens.get(i) and all(df(t) > limit for t in tokens[i])
-    }
+            counts.append(int(row[0]) if row else 0)
+        out[word] = min(counts) / total_docs if counts else 0.0
+    return out
 
 
 def tiered_match_expression(
