@@ -347,7 +347,7 @@ def _run_batch(
         parser = _Parser(max_lines)
         try:
             while True:
-                chunk = proc.stdout.read1(_READ_SIZE)
+                chunk = proc.stdout.read1(_READ_SIZE)  # type: ignore[attr-defined]
                 if not chunk:
                     break
                 yield from parser.feed(chunk)

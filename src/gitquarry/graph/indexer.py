@@ -116,13 +116,14 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
     missing_docs: dict[str, tuple[int, int]] = {}
     for node in loaded.nodes:
         for position, declared in enumerate(node.docs):
-            path = resolve_doc_path(project, declared)
-            if path is None:
+            resolved = resolve_doc_path(project, declared)
+            if resolved is None:
                 warnings.append(
                     f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} is outside the "
                     "project; skipped"
                 )
                 continue
+            path = resolved
             rel = relative(project, path)
             if rel in skipped:
                 continue

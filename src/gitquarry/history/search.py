@@ -235,8 +235,8 @@ def lexical_top_k(
     if total_docs >= COMMON_WORD_MIN_DOCS:
         share = document_fractions(conn, "commit_fts", words, total_docs)
         # BM25 gives a word in over half of all commits no weight: drop it (unless all are).
-        kept = [w for w in words if share[w] <= 0.5]
-        words = kept or words
+        informative = [w for w in words if share[w] <= 0.5]
+        words = informative or words
         common = {w for w in words if share[w] > COMMON_WORD_DF_FRACTION}
     every = tiered_match_expression(
         words, "AND", common=common, common_columns=COMMON_WORD_COLUMNS

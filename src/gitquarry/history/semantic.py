@@ -215,9 +215,10 @@ class SemanticRanker:
             self._use_namespace(conn, exact, qvec.shape[0])
             outcome = SemanticOutcome()
             total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-            matrix = self._coverage(conn, total, outcome)
-            if matrix is None:
+            switched = self._coverage(conn, total, outcome)
+            if switched is None:
                 return outcome
+            matrix = switched
         outcome.usable = True
         outcome.hits = _top_k(matrix, qvec, filters, allowed, limit)
         return outcome
