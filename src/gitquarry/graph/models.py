@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 #: the kinds beadloom defines; any other string is accepted and stored as well.
@@ -84,13 +84,7 @@ class GraphIndexReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "nodes": self.nodes,
-            "edges": self.edges,
-            "docs": self.docs,
-            "chunks": self.chunks,
-            "unlinked_docs": self.unlinked_docs,
-            "search_rows": self.search_rows,
-            "fts5": self.fts5,
+            **asdict(self),
             "warnings": list(self.warnings),
             "duration_ms": round(self.duration_ms, 1),
         }
@@ -111,15 +105,7 @@ class GraphStatus:
     last_indexed_at: int | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "nodes": self.nodes,
-            "edges": self.edges,
-            "docs": self.docs,
-            "chunks": self.chunks,
-            "unlinked_docs": list(self.unlinked_docs),
-            "fts5": self.fts5,
-            "last_indexed_at": self.last_indexed_at,
-        }
+        return {**asdict(self), "unlinked_docs": list(self.unlinked_docs)}
 
 
 @dataclass(frozen=True, kw_only=True)

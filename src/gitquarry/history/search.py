@@ -147,14 +147,6 @@ class GlobCandidates:
         return None
 
 
-def prepare_glob_candidates(conn: sqlite3.Connection, files_glob: str) -> int:
-    """Fill ``temp.gq_candidates`` with the ids of commits that changed a matching path.
-
-    Returns the count. :raises InvalidGlobError: the pattern is malformed.
-    """
-    return GlobCandidates(conn, files_glob).materialize()
-
-
 #: A time window holding at least this share of all commits is applied after ranking.
 BROAD_TIME_FRACTION = 0.25
 
