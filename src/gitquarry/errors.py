@@ -365,3 +365,32 @@ class IndexAccessError(GitquarryError):
         super().__init__(f"cannot use the index at {path}: {detail}")
         self.path = path
         self.detail = detail
+
+
+# --- untrusted YAML -------------------------------------------------------------------------
+
+
+class YamlInputError(GitquarryError):
+    """An untrusted YAML file (graph file, docs policy) is refused.
+
+    ``source`` names the file (repository- or project-relative), ``line`` is 1-based (0 when
+    the whole file is meant), ``key`` the offending mapping key when there is one, ``detail``
+    what is wrong.
+    """
+
+    code = "yaml_invalid"
+
+    def __init__(self, source: str, line: int, detail: str, *, key: str | None = None) -> None:
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {detail}")
+        self.source = source
+        self.line = line
+        self.key = key
+        self.detail = detail
+
+
+class YamlLimitError(YamlInputError):
+    """An untrusted YAML file exceeds a bound (size, nesting depth, values after alias
+    expansion)."""
+
+    code = "yaml_limit_exceeded"

@@ -86,3 +86,24 @@ def test_crlf_line_endings() -> None:
 def test_rejects_tiny_bound() -> None:
     with pytest.raises(ValueError):
         chunk_markdown("## x", 5)
+
+
+def test_issue7_s6_sections_come_from_a_commonmark_parser() -> None:
+    """Issue 7 §6: a fence opened in a list item, a ``##`` line inside a bash fence and a
+    setext heading."""
+    text = (
+        "# Ops\n\n## Setup\n\n- ```\n  npm ci\n  ```\n\n## Rollback procedure\n\n"
+        "```bash\n## print the active colour\nkubectl get svc\n```\n\n"
+        "Monitoring\n----------\n\nWatch the dashboards.\n"
+    )
+    chunks = chunk_markdown(text)
+    assert [c.heading for c in chunks] == ["Ops", "Setup", "Rollback procedure", "Monitoring"]
+    assert "## print the active colour" in chunks[2].content
+    assert "Rollback" not in chunks[1].content
+    assert chunks[3].content.startswith("Monitoring") and "dashboards" in chunks[3].content
+
+
+def test_front_matter_and_html_blocks_hold_no_headings() -> None:
+    text = "---\ntitle: x\n## not a heading\n---\n<div>\n## inside html\n</div>\n\n## Real\nb\n"
+    heads = [c.heading for c in chunk_markdown(text)]
+    assert heads == ["", "Real"]

@@ -1,8 +1,11 @@
-"""Split Markdown into search chunks on ``##`` headings, never above a character bound.
+"""Split Markdown into search chunks on level-2 headings, never above a character bound.
 
-A section starts at each level-2 heading (``## Title``, outside fenced code blocks) and runs
-to the next one; text before the first such heading is a section headed by the document's
-``#`` title, or "" without one. A section of at most ``max_chars`` characters is one chunk.
+Headings come from the CommonMark block parser (``gitquarry.parsing.markdown``): ATX
+(``## Title``) and setext (``Title`` underlined with ``---``) level-2 headings start a
+section, which runs to the next one; a ``##`` line inside fenced code (also a fence opened in
+a list item), an HTML block or front matter is content, never a heading. Text before the
+first such heading is a section headed by the document's level-1 title, or "" without one.
+A section of at most ``max_chars`` characters is one chunk.
 A longer one is split by paragraph (blank lines), a paragraph longer than the room left by
 line, a line longer than that by word, and a word longer than that by characters, packing
 pieces greedily. Every chunk of a section starts with the section's heading line (when that
@@ -16,40 +19,30 @@ from __future__ import annotations
 import re
 
 from gitquarry.graph.models import Chunk
+from gitquarry.parsing.markdown import markdown_headings
 
 DEFAULT_MAX_CHARS = 2000
 
-_H2 = re.compile(r"^ {0,3}##(?!#)[ \t]*(.*?)[ \t#]*$")
-_H1 = re.compile(r"^ {0,3}#(?!#)[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BLANK_RUN = re.compile(r"\n[ \t]*\n")
 
 
 def _sections(text: str) -> list[tuple[str, str, list[str]]]:
-    """``(heading, heading_line, body_lines)`` per section, in document order."""
-    sections: list[tuple[str, str, list[str]]] = []
-    heading, heading_line = "", ""
-    body: list[str] = []
-    fence: str | None = None
-    for line in text.splitlines():
-        marker = _FENCE.match(line)
-        if marker:
-            token = marker.group(1)
-            if fence is None:
-                fence = token[0] * 3
-            elif token.startswith(fence):
-                fence = None
-        match = _H2.match(line) if fence is None and not marker else None
-        if match:
-            sections.append((heading, heading_line, body))
-            heading, heading_line, body = match.group(1).strip(), line.strip(), []
-            continue
-        if not sections and not heading and fence is None:
-            title = _H1.match(line)
-            if title:
-                heading = title.group(1).strip()
-        body.append(line)
-    sections.append((heading, heading_line, body))
+    """``(heading, heading_line, body_lines)`` per section, in document order.
+
+    ``heading_line`` is the heading's first source line (a setext heading's underline is
+    dropped); the body is every line after the heading up to the next level-2 heading.
+    """
+    lines = text.splitlines()
+    headings = markdown_headings(text)
+    h2 = [h for h in headings if h.level == 2]
+    first_h2 = h2[0].line_start if h2 else len(lines) + 1
+    title = next((h.title for h in headings if h.level == 1 and h.line_start < first_h2), "")
+    sections: list[tuple[str, str, list[str]]] = [(title, "", lines[: first_h2 - 1])]
+    for i, heading in enumerate(h2):
+        end = h2[i + 1].line_start - 1 if i + 1 < len(h2) else len(lines)
+        sections.append(
+            (heading.title, lines[heading.line_start - 1].strip(), lines[heading.line_end:end])
+        )
     return sections
 
 

@@ -6,10 +6,15 @@ see ``summary_text`` for other YAML types), optional ``source`` and optional ``d
 (list of project-relative paths); any other keys are kept in ``extra``. An edge is a
 mapping with ``src``, ``dst`` and ``kind``.
 
-A file that is not valid YAML, or whose top level / ``nodes`` / ``edges`` has the wrong
-type, raises ``GraphFileError`` naming the file. Problems with single items are warnings and
-the item is skipped: a node without ref_id or kind, a duplicate ref_id (the first wins), an
-edge missing a field or naming a node no file defines.
+Graph files are untrusted input, read by the strict loader (``gitquarry.parsing``): YAML 1.2
+core scalars, so identifiers (``ref_id``, ``kind``, ``src``, ``dst``, ``docs`` entries) are kept
+exactly as written (``NO``, ``0010``, ``3.10`` stay text); duplicate keys in any mapping, tags,
+and files over the size, depth or alias-expansion bounds are refused.
+
+A file that is refused by the loader, or whose top level / ``nodes`` / ``edges`` has the wrong
+type, raises ``GraphFileError`` naming the file (and line). Problems with single items are
+warnings naming the file and line, and the item is skipped: a node without ref_id or kind, a
+duplicate ref_id (the first wins), an edge missing a field or naming a node no file defines.
 """
 
 from __future__ import annotations
@@ -20,25 +25,34 @@ from typing import Any
 
 import yaml
 
-from gitquarry.errors import GraphFileError
+from gitquarry.errors import GraphFileError, YamlInputError
 from gitquarry.graph.models import GraphEdge, GraphNode, LoadedGraph
 from gitquarry.graph.sources import relative
+from gitquarry.parsing.strict_yaml import (
+    DEFAULT_MAX_BYTES,
+    YamlMapping,
+    load_yaml,
+    scalar_text,
+    to_plain,
+)
 
 _NODE_KEYS = ("ref_id", "kind", "summary", "source", "docs")
 
-#: ``yaml.safe_load``'s loader, in its libyaml (C) build when PyYAML has one: same safe
-#: semantics, several times faster on large graphs.
-_SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+def _text(value: Any, source: str | None = None) -> str | None:
+    """A scalar identifier as written (numbers and booleans as their source text)."""
+    text = scalar_text(value, source)
+    return text.strip() if text is not None else None
 
 
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    return None
+def _field(raw: dict[str, Any], key: str) -> str | None:
+    source = raw.source(key) if isinstance(raw, YamlMapping) else None
+    return _text(raw.get(key), source)
+
+
+def _line_of(container: Any, index: int) -> int:
+    lines = getattr(container, "item_lines", None)
+    return int(lines[index]) if lines and index < len(lines) else 0
 
 
 def summary_text(value: Any, where: str, ref_id: str, warnings: list[str]) -> str:
@@ -54,7 +68,8 @@ def summary_text(value: Any, where: str, ref_id: str, warnings: list[str]) -> st
         return value.strip()
     if isinstance(value, dict | list):
         text = yaml.safe_dump(
-            value, default_flow_style=True, allow_unicode=True, sort_keys=False, width=2**31 - 1
+            to_plain(value), default_flow_style=True, allow_unicode=True, sort_keys=False,
+            width=2**31 - 1,
         ).strip()
         warnings.append(
             f"{where}: node {ref_id!r} summary is not a string ({type(value).__name__}); "
@@ -65,30 +80,32 @@ def summary_text(value: Any, where: str, ref_id: str, warnings: list[str]) -> st
         f"{where}: node {ref_id!r} summary is not a string ({type(value).__name__}); "
         "stored as text"
     )
-    return str(value)
+    return str(getattr(value, "source", value))
 
 
 def _json_safe(value: Any) -> Any:
     # YAML can hold dates and other types JSON cannot; keep them as text.
-    return json.loads(json.dumps(value, default=str))
+    return json.loads(json.dumps(to_plain(value), default=str))
 
 
-def read_graph_file(path: Path) -> dict[str, Any]:
-    """Parse one graph file as ``yaml.safe_load`` does (libyaml when available); an empty
-    file is ``{}``.
+def read_graph_file(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+    """Parse one graph file with the strict loader; an empty file is ``{}``.
 
-    :raises GraphFileError: not UTF-8, not valid YAML, or the top level is not a mapping.
+    Only the first ``max_bytes + 1`` bytes are ever read.
+    :raises GraphFileError: not UTF-8, not valid YAML, refused by the strict loader
+        (duplicate key, tag, over a bound: the message names the line), or the top level
+        is not a mapping.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise GraphFileError(path, f"not UTF-8 text ({exc.reason})") from exc
+        with path.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
     except OSError as exc:
         raise GraphFileError(path, f"cannot be read ({exc.strerror})") from exc
     try:
-        data = yaml.load(text, Loader=_SafeLoader)
-    except yaml.YAMLError as exc:
-        raise GraphFileError(path, f"not valid YAML: {exc}") from exc
+        data = load_yaml(raw, path.name, max_bytes=max_bytes)
+    except YamlInputError as exc:
+        where = f"line {exc.line}: " if exc.line else ""
+        raise GraphFileError(path, f"{where}{exc.detail}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -109,8 +126,8 @@ def _parse_node(raw: Any, rel: str, where: str, warnings: list[str]) -> GraphNod
     if not isinstance(raw, dict):
         warnings.append(f"{where}: node is not a mapping; skipped")
         return None
-    ref_id = _text(raw.get("ref_id"))
-    kind = _text(raw.get("kind"))
+    ref_id = _field(raw, "ref_id")
+    kind = _field(raw, "kind")
     if not ref_id:
         warnings.append(f"{where}: node has no ref_id; skipped")
         return None
@@ -122,8 +139,9 @@ def _parse_node(raw: Any, rel: str, where: str, warnings: list[str]) -> GraphNod
         docs_raw = [docs_raw]
     docs: list[str] = []
     if isinstance(docs_raw, list):
-        for entry in docs_raw:
-            text = _text(entry)
+        sources = getattr(docs_raw, "sources", None) or [None] * len(docs_raw)
+        for entry, source in zip(docs_raw, sources, strict=True):
+            text = _text(entry, source)
             if text:
                 docs.append(text)
             else:
@@ -135,7 +153,7 @@ def _parse_node(raw: Any, rel: str, where: str, warnings: list[str]) -> GraphNod
         ref_id=ref_id,
         kind=kind,
         summary=summary_text(raw.get("summary"), where, ref_id, warnings),
-        source=_text(raw.get("source")) or None,
+        source=_field(raw, "source") or None,
         docs=tuple(docs),
         extra=extra,
         graph_file=rel,
@@ -153,24 +171,26 @@ def load_graph(project: Path, files: list[Path]) -> LoadedGraph:
     for path in files:
         rel = relative(project, path)
         data = read_graph_file(path)
-        for i, raw in enumerate(_list_of(data, "nodes", path)):
-            node = _parse_node(raw, rel, f"{rel}: nodes[{i}]", warnings)
+        node_list = _list_of(data, "nodes", path)
+        for i, raw in enumerate(node_list):
+            node = _parse_node(raw, rel, f"{rel}:{_line_of(node_list, i)}: nodes[{i}]", warnings)
             if node is None:
                 continue
             if node.ref_id in nodes:
                 first = nodes[node.ref_id].graph_file
                 warnings.append(
-                    f"{rel}: nodes[{i}]: duplicate ref_id {node.ref_id!r} "
+                    f"{rel}:{_line_of(node_list, i)}: nodes[{i}]: duplicate ref_id {node.ref_id!r} "
                     f"(first defined in {first}); skipped"
                 )
                 continue
             nodes[node.ref_id] = node
-        for i, raw in enumerate(_list_of(data, "edges", path)):
-            where = f"{rel}: edges[{i}]"
+        edge_list = _list_of(data, "edges", path)
+        for i, raw in enumerate(edge_list):
+            where = f"{rel}:{_line_of(edge_list, i)}: edges[{i}]"
             if not isinstance(raw, dict):
                 warnings.append(f"{where}: edge is not a mapping; skipped")
                 continue
-            src, dst, kind = (_text(raw.get(k)) for k in ("src", "dst", "kind"))
+            src, dst, kind = (_field(raw, k) for k in ("src", "dst", "kind"))
             if not src or not dst or not kind:
                 warnings.append(f"{where}: edge needs src, dst and kind; skipped")
                 continue
