@@ -99,7 +99,7 @@ def main() -> None:
     parser.add_argument("--chunks-per-doc", type=int, default=4)
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()
-    os.environ.setdefault("GITQUARRY_CONFIG", os.devnull + ".none.toml")
+    os.environ.setdefault("GITQUARRY_CONFIG", os.devnull)
     rng = random.Random(11)
     with tempfile.TemporaryDirectory(prefix="gq-bench-graph-") as tmp:
         project = Path(tmp) / "project"

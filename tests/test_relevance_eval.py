@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def modules():
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(tmp_path / "home" / "gitquarry.toml"))
+    monkeypatch.setenv("GITQUARRY_CONFIG", os.devnull)
 
 
 def test_checked_in_queries_match_the_builder(modules, tmp_path: Path, isolated_env) -> None:

@@ -1,14 +1,27 @@
-"""Machine-local configuration, read from TOML.
+"""Configuration, read from TOML, with a trust boundary between the user and the repository.
 
-Sources, later overriding earlier, key by key: built-in defaults; the user config file
-(``$GITQUARRY_CONFIG`` if set, else ``<user config dir>/gitquarry/config.toml``); the workspace
-file ``<workspace>/.gitquarry.toml``. Unknown sections or keys, and values of the wrong type,
-raise ``ConfigError`` naming the file: nothing is silently dropped.
+Sources, later overriding earlier, key by key:
+
+1. built-in defaults;
+2. the **user's own** file: ``$GITQUARRY_CONFIG`` when set (``~`` expanded; a named file that
+   does not exist is an error; ``/dev/null`` means "no file"), else
+   ``<user config dir>/gitquarry/config.toml`` (absent: defaults);
+3. the **workspace** file ``<workspace>/.gitquarry.toml``. It lives inside the directory being
+   indexed, usually inside a repository someone else wrote, so it is *repository-owned* and
+   untrusted: it may set only the keys in :data:`REPOSITORY_OWNED_KEYS` (exclusions, ref globs,
+   whether history is indexed, ranking defaults, and graph/docs directories that resolve inside
+   the workspace). Every other key it sets (provider, endpoint, model, credentials, data
+   boundary, device, index location, resource limits) is ignored, and the file and keys are
+   named in ``Config.warnings`` (code ``config_key_refused``). The user may record a trust
+   decision in their own file, ``[trust] workspaces = ["/path/to/workspace"]``, after which
+   that workspace's file may set every key (like git's ``safe.directory``).
+
+Unknown sections or keys, and values of the wrong type, raise ``ConfigError`` naming the file:
+nothing is silently dropped.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import tomllib
@@ -104,20 +117,80 @@ class GraphConfig:
 
 
 @dataclass
+class TrustConfig:
+    """``[trust]``: recorded trust decisions. Read from the user's own file only."""
+
+    #: workspace directories (``~`` expanded, compared resolved) whose ``.gitquarry.toml`` may
+    #: set every key, not only the repository-owned ones.
+    workspaces: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfigWarning:
+    """A configuration problem that did not stop the command. ``code`` is stable
+    (``config_key_refused``); ``path`` the file; ``keys`` the ``[section] key`` names."""
+
+    code: str
+    message: str
+    path: Path
+    keys: tuple[str, ...] = ()
+
+
+@dataclass
 class Config:
     indexing: IndexingConfig = field(default_factory=IndexingConfig)
     git_indexing: GitIndexingConfig = field(default_factory=GitIndexingConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
+    trust: TrustConfig = field(default_factory=TrustConfig)
     #: files that were read, in order.
     sources: list[Path] = field(default_factory=list)
+    #: settings that were refused or ignored (see the module docstring), for the surfaces
+    #: to show.
+    warnings: list[ConfigWarning] = field(default_factory=list)
 
 
-def user_config_path() -> Path:
-    env = os.environ.get("GITQUARRY_CONFIG")
+#: Sections of the schema (the fields of ``Config`` that are TOML tables).
+SECTIONS: tuple[str, ...] = (
+    "indexing", "git_indexing", "embedding", "search", "graph", "trust",
+)
+
+#: ``(section, key)`` pairs a repository-owned file (``<workspace>/.gitquarry.toml``) may set:
+#: what the repository is and how it ranks. Nothing here chooses where text goes, which
+#: credentials are used, what is read outside the workspace or how much a run may cost.
+REPOSITORY_OWNED_KEYS: frozenset[tuple[str, str]] = frozenset({
+    ("indexing", "exclude"),
+    ("indexing", "exclude_hidden_dirs"),
+    ("git_indexing", "enabled"),
+    ("git_indexing", "refs"),
+    ("search", "mode"),
+    ("search", "top_n"),
+    ("search", "rrf_k"),
+    ("search", "lexical_weight"),
+    ("search", "semantic_weight"),
+    ("graph", "graph_dir"),
+    ("graph", "docs_dir"),
+})
+
+#: Repository-owned keys holding a directory: accepted from a repository-owned file only when
+#: the path is relative and resolves (symlinks followed) inside the workspace.
+CONTAINED_PATH_KEYS: frozenset[tuple[str, str]] = frozenset({
+    ("graph", "graph_dir"), ("graph", "docs_dir"),
+})
+
+WORKSPACE_CONFIG_NAME = ".gitquarry.toml"
+
+
+def user_config_path() -> Path | None:
+    """The user's own configuration file: ``$GITQUARRY_CONFIG`` (``~`` expanded) when set
+    and not empty, else ``<user config dir>/gitquarry/config.toml``. None when
+    ``$GITQUARRY_CONFIG`` is ``/dev/null`` (no user file, on purpose)."""
+    env = os.environ.get("GITQUARRY_CONFIG", "").strip()
     if env:
-        return Path(env)
+        if env == os.devnull:
+            return None
+        return Path(os.path.expanduser(env))
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("gitquarry")) / "config.toml"
@@ -153,15 +226,30 @@ def _describe(annotation: Any) -> str:
     return names.get(annotation, str(annotation))
 
 
-def _apply(config: Config, data: dict[str, Any], path: Path) -> None:
-    sections = {f.name: f for f in dataclasses.fields(Config) if f.name != "sources"}
+def _read_toml(path: Path) -> dict[str, Any]:
+    if path.exists() and not path.is_file():
+        raise ConfigError(path, "is not a regular file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(path, f"not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(path, f"cannot be read: {exc.strerror or exc}") from exc
+
+
+def _checked_items(
+    data: dict[str, Any], path: Path
+) -> list[tuple[str, str, Any]]:
+    """``(section, key, value)`` for every setting in ``data``, each checked against the
+    schema. :raises ConfigError: unknown section or key, or a value of the wrong type."""
+    items: list[tuple[str, str, Any]] = []
+    defaults = Config()
     for section, values in data.items():
-        if section not in sections:
-            raise ConfigError(path, f"unknown section [{section}]; known: {', '.join(sections)}")
+        if section not in SECTIONS:
+            raise ConfigError(path, f"unknown section [{section}]; known: {', '.join(SECTIONS)}")
         if not isinstance(values, dict):
             raise ConfigError(path, f"[{section}] must be a table")
-        target = getattr(config, section)
-        hints = typing.get_type_hints(type(target))
+        hints = typing.get_type_hints(type(getattr(defaults, section)))
         for key, value in values.items():
             if key not in hints:
                 raise ConfigError(
@@ -171,32 +259,127 @@ def _apply(config: Config, data: dict[str, Any], path: Path) -> None:
                 raise ConfigError(
                     path, f"[{section}] {key} = {value!r}: expected {_describe(hints[key])}"
                 )
-            setattr(target, key, value)
+            items.append((section, key, value))
+    return items
+
+
+def _inside(root: Path, value: str) -> bool:
+    """Whether the directory ``value`` (as configured) resolves, symlinks followed, inside
+    the workspace ``root`` (resolved)."""
+    if value.startswith("~") or Path(value).is_absolute():
+        return False
+    try:
+        real = (root / value).resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+    return real == root or root in real.parents
+
+
+def _trusted_workspace(config: Config, root: Path) -> bool:
+    for entry in config.trust.workspaces:
+        try:
+            if Path(os.path.expanduser(entry)).resolve() == root:
+                return True
+        except (OSError, RuntimeError):
+            continue
+    return False
+
+
+def _apply_workspace_file(
+    config: Config, items: list[tuple[str, str, Any]], path: Path, root: Path
+) -> None:
+    """Apply the repository-owned settings of ``path``; refuse the others with a warning."""
+    refused: list[str] = []
+    outside: list[str] = []
+    for section, key, value in items:
+        name = f"[{section}] {key}"
+        if (section, key) not in REPOSITORY_OWNED_KEYS:
+            refused.append(name)
+        elif (section, key) in CONTAINED_PATH_KEYS and not _inside(root, value):
+            outside.append(f"{name} = {value!r}")
+        else:
+            setattr(getattr(config, section), key, value)
+    if refused:
+        config.warnings.append(ConfigWarning(
+            code="config_key_refused",
+            path=path,
+            keys=tuple(refused),
+            message=(
+                f"{path} is inside the workspace (repository-owned), so its "
+                f"{', '.join(refused)} {'was' if len(refused) == 1 else 'were'} ignored: "
+                "providers, endpoints, models, credentials, data boundaries, the index "
+                "location and resource limits come only from your own configuration "
+                f"({_user_config_hint()}); to trust this file, add its directory to "
+                "[trust] workspaces there"
+            ),
+        ))
+    if outside:
+        config.warnings.append(ConfigWarning(
+            code="config_path_refused",
+            path=path,
+            keys=tuple(item.split(" = ")[0] for item in outside),
+            message=(
+                f"{path} is inside the workspace (repository-owned), so its "
+                f"{', '.join(outside)} {'was' if len(outside) == 1 else 'were'} ignored: a "
+                "repository-owned directory must resolve inside the workspace (set it in "
+                f"your own configuration, {_user_config_hint()}, to read elsewhere)"
+            ),
+        ))
+
+
+def _user_config_hint() -> str:
+    path = user_config_path()
+    return str(path) if path is not None else "$GITQUARRY_CONFIG"
 
 
 def load_config(workspace: Path | None = None, *, user_file: Path | None = None) -> Config:
-    """Build the effective configuration for ``workspace``.
+    """Build the effective configuration for ``workspace`` (see the module docstring).
 
-    :raises ConfigError: a file is not valid TOML, or holds an unknown section/key or a value
-        of the wrong type.
+    ``user_file`` replaces the user's own file (tests, tools). Refused workspace settings are
+    listed in ``Config.warnings``, never applied.
+
+    :raises ConfigError: a file is not valid TOML, holds an unknown section/key or a value of
+        the wrong type or range; or ``$GITQUARRY_CONFIG`` names a file that does not exist;
+        or the workspace file sets ``[trust]``.
     """
     config = Config()
-    candidates = [user_file or user_config_path()]
-    if workspace is not None:
-        candidates.append(workspace / ".gitquarry.toml")
-    for path in candidates:
-        if path.exists() and not path.is_file():
-            raise ConfigError(path, "is not a regular file")
-        if not path.is_file():
-            continue  # a missing file means defaults (tests point GITQUARRY_CONFIG at one)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(path, f"not valid TOML: {exc}") from exc
-        _apply(config, data, path)
-        config.sources.append(path)
+    user_path = user_file or user_config_path()
+    explicit = user_file is not None or bool(os.environ.get("GITQUARRY_CONFIG", "").strip())
+    if user_path is not None:
+        if user_path.exists() or user_path.is_symlink():
+            for section, key, value in _checked_items(_read_toml(user_path), user_path):
+                setattr(getattr(config, section), key, value)
+            config.sources.append(user_path)
+        elif explicit:
+            raise ConfigError(
+                user_path,
+                "this configuration file (named by GITQUARRY_CONFIG) does not exist; create "
+                "it, fix the path, or unset GITQUARRY_CONFIG",
+            )
     _validate(config, config.sources[-1] if config.sources else None)
+    if workspace is not None:
+        path = workspace / WORKSPACE_CONFIG_NAME
+        same_as_user = user_path is not None and _same_file(path, user_path)
+        if not same_as_user and (path.exists() or path.is_symlink()):
+            items = _checked_items(_read_toml(path), path)
+            if any(section == "trust" for section, _key, _value in items):
+                raise ConfigError(path, "[trust] may only be set in your own configuration")
+            root = workspace.resolve()
+            if _trusted_workspace(config, root):
+                for section, key, value in items:
+                    setattr(getattr(config, section), key, value)
+            else:
+                _apply_workspace_file(config, items, path, root)
+            config.sources.append(path)
+            _validate(config, path)
     return config
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 def _validate(config: Config, path: Path | None) -> None:

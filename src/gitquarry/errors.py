@@ -60,11 +60,13 @@ class InvalidTimeError(UsageError):
 
 
 class InvalidArgumentError(UsageError):
-    """Any other invalid argument; ``argument`` names it."""
+    """Any other invalid argument. ``argument`` names it as the library knows it (``top_n``);
+    surfaces show it under their own name (``--top-n`` on the command line) with ``detail``."""
 
     def __init__(self, argument: str, message: str) -> None:
         super().__init__(f"{argument}: {message}")
         self.argument = argument
+        self.detail = message
 
 
 class ConfigError(UsageError):
@@ -122,6 +124,22 @@ class SchemaTooNewError(GitquarryError):
         self.db_path = db_path
         self.found = found
         self.supported = supported
+
+
+class IndexLocationConflictError(GitquarryError):
+    """An absolute ``[indexing] index_dir`` already holds another workspace's index."""
+
+    code = "index_location_conflict"
+
+    def __init__(self, index_dir: Path, owner: Path, workspace: Path) -> None:
+        super().__init__(
+            f"{index_dir} holds the index of the workspace {owner}, not {workspace}; an "
+            "absolute [indexing] index_dir serves one workspace: give this workspace its own "
+            "(a relative index_dir such as '.gitquarry' keeps one per workspace)"
+        )
+        self.index_dir = index_dir
+        self.owner = owner
+        self.workspace = workspace
 
 
 class IndexBusyError(GitquarryError):

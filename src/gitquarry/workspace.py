@@ -1,8 +1,11 @@
 """A workspace: a directory whose repositories are indexed together, and its index location.
 
 The index lives in ``<workspace>/<[indexing] index_dir>`` (default ``.gitquarry/``) as
-``index.db``. Commands run from a subdirectory find the workspace by walking up to the nearest
-directory holding ``.gitquarry/index.db``.
+``index.db``. Searches run from a subdirectory (or given ``--project <subdir>``) find the
+workspace by walking up, as git does, to the nearest directory whose configured index
+directory holds ``index.db``. ``index_dir`` comes from the user's own configuration (a
+repository-owned ``.gitquarry.toml`` cannot move the index); an absolute ``index_dir`` holds one
+workspace's index, whose root is recorded next to it in ``WORKSPACE``.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ from gitquarry.config import Config, load_config
 from gitquarry.errors import (
     IndexAccessError,
     IndexBusyError,
+    IndexLocationConflictError,
     InvalidArgumentError,
     NoIndexError,
 )
 from gitquarry.store import Store, open_store
 
 DB_NAME = "index.db"
+#: file next to ``index.db`` recording the workspace root (absolute path, UTF-8, one line).
+ROOT_MARKER = "WORKSPACE"
 
 
 @dataclass
@@ -42,8 +48,47 @@ class Workspace:
     def db_path(self) -> Path:
         return self.index_dir / DB_NAME
 
+    @property
+    def index_dir_is_absolute(self) -> bool:
+        return Path(os.path.expanduser(self.config.indexing.index_dir)).is_absolute()
+
     def has_index(self) -> bool:
         return self.db_path.is_file()
+
+    def recorded_root(self) -> Path | None:
+        """The workspace root recorded in ``<index_dir>/WORKSPACE``, or None."""
+        try:
+            text = (self.index_dir / ROOT_MARKER).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return Path(text) if text else None
+
+    def owns_index(self) -> bool:
+        """Whether the index at ``index_dir`` belongs to this workspace: always for a
+        relative ``index_dir``; for an absolute one, when the recorded root is this root
+        (or nothing is recorded)."""
+        if not self.index_dir_is_absolute:
+            return True
+        recorded = self.recorded_root()
+        return recorded is None or recorded == self.root
+
+    def _check_owner(self, *, record: bool) -> None:
+        """For an absolute ``index_dir``: refuse another workspace's index and, with
+        ``record``, write this root into ``WORKSPACE`` (a recorded root that no longer exists
+        was moved here, and is replaced).
+
+        :raises IndexLocationConflictError: the directory holds the index of another
+            workspace that still exists.
+        """
+        if not self.index_dir_is_absolute:
+            return
+        recorded = self.recorded_root()
+        if recorded is not None and recorded != self.root and recorded.is_dir():
+            raise IndexLocationConflictError(self.index_dir, recorded, self.root)
+        if record and recorded != self.root:
+            with contextlib.suppress(OSError):
+                self.index_dir.mkdir(parents=True, exist_ok=True)
+                (self.index_dir / ROOT_MARKER).write_text(f"{self.root}\n", encoding="utf-8")
 
     def open_store(self, *, create: bool = False) -> Store:
         """Open the index. ``create=False`` raises ``NoIndexError`` when none exists yet.
@@ -55,6 +100,7 @@ class Workspace:
         existed = self.has_index()
         if not create and not existed:
             raise NoIndexError(self.root)
+        self._check_owner(record=create)
         store = open_store(self.db_path)
         if not existed:
             from gitquarry.errors import GitquarryError
@@ -90,11 +136,25 @@ class Workspace:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def find_workspace_root(start: Path, index_dir: str = ".gitquarry") -> Path | None:
-    """The nearest directory at or above ``start`` holding ``<index_dir>/index.db``, or None."""
+def find_workspace_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` whose configured index directory holds
+    ``index.db`` (belonging to that directory, for an absolute ``index_dir``), or None.
+
+    The index directory of each candidate is the user's ``[indexing] index_dir``, or the one
+    the candidate's own ``.gitquarry.toml`` sets when the user trusts that workspace.
+    """
+    from gitquarry.config import WORKSPACE_CONFIG_NAME
+    from gitquarry.errors import ConfigError
+
+    base = load_config(None)
     current = start.resolve()
     for candidate in (current, *current.parents):
-        if (candidate / index_dir / DB_NAME).is_file():
+        config = base
+        if (candidate / WORKSPACE_CONFIG_NAME).is_file():
+            with contextlib.suppress(ConfigError):  # reported when that workspace is used
+                config = load_config(candidate)
+        workspace = Workspace(root=candidate, config=config)
+        if workspace.has_index() and workspace.owns_index():
             return candidate
     return None
 
@@ -104,18 +164,19 @@ def resolve_workspace(
 ) -> Workspace:
     """The workspace for a command.
 
-    ``project`` given: that directory. Otherwise, for searches, the nearest ancestor of the
-    current directory that has an index, falling back to the current directory. ``label``
-    names the argument in errors.
+    For searches (``for_search``), the nearest directory at or above ``project`` (default:
+    the current directory) that has an index, as git finds a repository, falling back to
+    that directory itself. Otherwise ``project`` (default: the current directory) is the
+    workspace. ``label`` names the argument in errors.
     :raises InvalidArgumentError: ``project`` is not a directory.
     :raises ConfigError: the configuration is invalid.
     """
     if project is not None:
-        root = project.expanduser()
-        if not root.is_dir():
+        start = project.expanduser()
+        if not start.is_dir():
             raise InvalidArgumentError(label, f"{project} is not a directory")
-        root = root.resolve()
+        start = start.resolve()
     else:
-        cwd = Path.cwd().resolve()
-        root = (find_workspace_root(cwd) if for_search else None) or cwd
+        start = Path.cwd().resolve()
+    root = (find_workspace_root(start) if for_search else None) or start
     return Workspace(root=root, config=load_config(root))

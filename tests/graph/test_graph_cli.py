@@ -23,7 +23,7 @@ from .conftest import open_store_without_fts5
 
 @pytest.fixture(autouse=True)
 def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(tmp_path / "no-user-config.toml"))
+    monkeypatch.setenv("GITQUARRY_CONFIG", os.devnull)  # no user configuration
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -192,7 +192,7 @@ def test_console_script_smoke(project: Path, tmp_path: Path) -> None:
     exe = Path(sys.executable).parent / "gitquarry"
     if not exe.exists():
         pytest.skip("console script not installed")
-    env = {**os.environ, "GITQUARRY_CONFIG": str(tmp_path / "none.toml")}
+    env = {**os.environ, "GITQUARRY_CONFIG": os.devnull}
     proc = subprocess.run(
         [str(exe), "search", "ranking", "--project", str(project)],
         capture_output=True,

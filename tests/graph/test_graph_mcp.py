@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from gitquarry.workspace import resolve_workspace
 
 @pytest.fixture(autouse=True)
 def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(tmp_path / "no-user-config.toml"))
+    monkeypatch.setenv("GITQUARRY_CONFIG", os.devnull)  # no user configuration
 
 
 def call(project: Path, arguments: dict[str, Any]) -> Any:

@@ -46,6 +46,7 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
         mp.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
         mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        (home / "gitquarry.toml").write_text("", encoding="utf-8")  # the user's own config
         mp.setenv("GITQUARRY_CONFIG", str(home / "gitquarry.toml"))
         mp.setenv("COLUMNS", "200")
         for key in (

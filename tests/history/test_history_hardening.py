@@ -3,6 +3,7 @@ never an internal error, a hang or a silently empty answer."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -126,10 +127,20 @@ def test_index_db_that_is_a_directory(make_repo: Callable[..., GitRepo], cli: CL
     ],
 )
 def test_out_of_range_config_is_a_config_error(indexed: Indexer, cli: CLI, toml: str) -> None:
-    (indexed.root / ".gitquarry.toml").write_text(toml, encoding="utf-8")
-    code, _, err = cli("history", "alpha", "--project", str(indexed.root))
+    user_file = Path(os.environ["GITQUARRY_CONFIG"])
+    user_file.write_text(toml, encoding="utf-8")
+    try:
+        code, _, err = cli("history", "alpha", "--project", str(indexed.root))
+    finally:
+        user_file.write_text("", encoding="utf-8")
     assert code == 2, err
-    assert ".gitquarry.toml" in err and "internal error" not in err
+    assert str(user_file) in err and "internal error" not in err
+    if toml.startswith(("[search]", '[git_indexing]\nrefs', '[indexing]\nexclude')):
+        # repository-owned keys are range-checked in the workspace file too
+        (indexed.root / ".gitquarry.toml").write_text(toml, encoding="utf-8")
+        code, _, err = cli("history", "alpha", "--project", str(indexed.root))
+        assert code == 2, err
+        assert ".gitquarry.toml" in err and "internal error" not in err
 
 
 def test_empty_index_says_so(workspace: Path, cli: CLI) -> None:

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -282,7 +283,7 @@ def test_sigkill_mid_run_then_reindex_loses_nothing(make_repo, workspace):
         [FastCommit({f"d{i % 50}/f{i}.txt": f"{i}\n{payload}"}, f"commit number {i}")
          for i in range(4000)]
     )
-    (workspace / ".gitquarry.toml").write_text("[git_indexing]\nbatch_size = 100\n")
+    Path(os.environ["GITQUARRY_CONFIG"]).write_text("[git_indexing]\nbatch_size = 100\n")
     db = workspace / ".gitquarry" / "index.db"
     proc = subprocess.Popen(
         [gitquarry_executable(), "index", "--no-embed", "--quiet", str(workspace)],

@@ -37,7 +37,8 @@ COMMITTER = ("Cy Committer", "cy@example.com")
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private HOME and git config; ``GITQUARRY_CONFIG`` names a file that does not exist."""
+    """A private HOME and git config; ``GITQUARRY_CONFIG`` names an empty user config file
+    (``write_user_config`` fills it)."""
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
     gitconfig.write_text(
@@ -51,7 +52,8 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(home / "no-such-gitquarry-config.toml"))
+    (home / "gitquarry.toml").write_text("", encoding="utf-8")
+    monkeypatch.setenv("GITQUARRY_CONFIG", str(home / "gitquarry.toml"))
     monkeypatch.setenv("COLUMNS", "200")
     for key in (
         "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
@@ -117,7 +119,14 @@ def make_repo(workspace_dir: Path) -> Callable[[str], GitRepo]:
 
 
 def write_workspace_config(root: Path, text: str) -> None:
+    """The workspace's (repository-owned) ``.gitquarry.toml``: only repository-owned keys
+    take effect there (see ``gitquarry.config``)."""
     (root / ".gitquarry.toml").write_text(text, encoding="utf-8")
+
+
+def write_user_config(text: str) -> None:
+    """The user's own configuration (the file ``GITQUARRY_CONFIG`` names)."""
+    Path(os.environ["GITQUARRY_CONFIG"]).write_text(text, encoding="utf-8")
 
 
 @dataclass

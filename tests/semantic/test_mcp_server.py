@@ -15,7 +15,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from .conftest import GitRepo, Harness, write_workspace_config
+from .conftest import GitRepo, Harness, write_user_config
 from .realistic_repo import COMMITS, SAMESITE_TITLE, build_shop_repo
 
 #: The seed's input schema for search_git_history, verbatim.
@@ -95,7 +95,7 @@ def lexical_project(
     workspace_dir: Path, make_repo: Callable[[str], GitRepo]
 ) -> tuple[Path, dict[str, str]]:
     """The shop repository, indexed with ``[embedding] provider = "none"``."""
-    write_workspace_config(workspace_dir, '[embedding]\nprovider = "none"\n')
+    write_user_config('[embedding]\nprovider = "none"\n')
     hashes = build_shop_repo(make_repo("shopfront"))
     Harness(workspace_dir, provider="none").index()
     return workspace_dir, hashes
@@ -202,7 +202,7 @@ def test_invalid_arguments_are_tool_errors_and_the_server_keeps_answering(
 def test_workspace_without_index_is_a_tool_error_naming_gitquarry_index(
     workspace_dir: Path, make_repo: Callable[[str], GitRepo], tmp_path: Path
 ) -> None:
-    write_workspace_config(workspace_dir, '[embedding]\nprovider = "none"\n')
+    write_user_config('[embedding]\nprovider = "none"\n')
     make_repo("never-indexed").commit("First commit", {"a.txt": "a\n"})
 
     async def body(session: ClientSession) -> Any:

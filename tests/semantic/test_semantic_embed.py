@@ -20,7 +20,7 @@ from gitquarry.embedding.registry import (
 from gitquarry.errors import EmbeddingError
 from gitquarry.history.document import TEXT_FORMAT
 
-from .conftest import GitRepo, Harness, RecordingProgress, write_workspace_config
+from .conftest import GitRepo, Harness, RecordingProgress, write_user_config
 
 N_COMMITS = 10
 
@@ -257,7 +257,7 @@ def test_cli_index_no_embed_leaves_vectors_absent(
     cli: Callable[..., tuple[int, str, str]],
 ) -> None:
     build_repo(make_repo, 4)
-    write_workspace_config(workspace_dir, '[embedding]\nprovider = "fake"\nbatch_size = 3\n')
+    write_user_config('[embedding]\nprovider = "fake"\nbatch_size = 3\n')
     code, out, err = cli("index", str(workspace_dir), "--no-embed", "--json")
     assert code == 0, err
     data = json.loads(out)

@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from gitquarry.workspace import Workspace, resolve_workspace
+
 #: human-readable output and results
 stdout = Console(highlight=False, soft_wrap=True, markup=False)
 #: progress bars, warnings and errors
@@ -27,6 +29,18 @@ ProjectOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def open_workspace(
+    project: Path | None, *, for_search: bool = False, label: str = "--project"
+) -> Workspace:
+    """``resolve_workspace`` for a command, printing the configuration's warnings (refused
+    repository-owned settings) on stderr once. See ``gitquarry.workspace.resolve_workspace``
+    for the arguments and errors."""
+    workspace = resolve_workspace(project, for_search=for_search, label=label)
+    for warning in workspace.config.warnings:
+        warn(warning.message)
+    return workspace
 
 
 def print_json(data: Any) -> None:

@@ -13,9 +13,16 @@ from typing import Annotated
 
 import typer
 
-from gitquarry.cli.common import JsonOption, ProjectOption, print_json, printable, stderr, warn
+from gitquarry.cli.common import (
+    JsonOption,
+    ProjectOption,
+    open_workspace,
+    print_json,
+    printable,
+    stderr,
+    warn,
+)
 from gitquarry.graph import GraphIndexReport, reindex_workspace, search_graph
-from gitquarry.workspace import resolve_workspace
 
 graph_app = typer.Typer(
     name="graph",
@@ -57,7 +64,7 @@ def search(
 
     Rebuilds the graph index first when graph or docs files changed since the last index.
     """
-    workspace = resolve_workspace(project, for_search=True)
+    workspace = open_workspace(project, for_search=True)
     response = search_graph(workspace, query, kind=kind, limit=limit)
     if response.refreshed is not None:
         _report_warnings(response.refreshed)
@@ -79,7 +86,7 @@ def search(
 @graph_app.command("reindex")
 def reindex(json_output: JsonOption = False, project: ProjectOption = None) -> None:
     """Rebuild the architecture-graph index from the graph and docs files now."""
-    workspace = resolve_workspace(project)
+    workspace = open_workspace(project)
     report = reindex_workspace(workspace)
     _report_warnings(report)
     if json_output:

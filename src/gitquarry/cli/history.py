@@ -13,6 +13,7 @@ from gitquarry.cli.common import (
     JsonOption,
     ProjectOption,
     error,
+    open_workspace,
     print_json,
     printable,
     stderr,
@@ -23,7 +24,7 @@ from gitquarry.cli.progress import RichProgress
 from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
 from gitquarry.retrieval.filters import compile_glob, parse_time
-from gitquarry.workspace import Workspace, resolve_workspace
+from gitquarry.workspace import Workspace
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -57,19 +58,22 @@ def run_index(
     from gitquarry.indexing import index_extras
 
     started = time.monotonic()
+    history_on = workspace.config.git_indexing.enabled
     with workspace.write_lock():
         store = workspace.open_store(create=True)
         try:
             history_error: Fts5UnavailableError | None = None
             with RichProgress(quiet=quiet or as_json) as progress:
                 try:
-                    report = index_workspace(
-                        workspace.root, store, workspace.config, progress=progress
+                    report = (
+                        index_workspace(workspace.root, store, workspace.config, progress=progress)
+                        if history_on else IndexReport()
                     )
                 except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
                     history_error, report = exc, IndexReport()
                 extras = index_extras(
-                    workspace, store, progress=progress, embed=embed and history_error is None
+                    workspace, store, progress=progress,
+                    embed=embed and history_on and history_error is None,
                 )
         finally:
             store.close()
@@ -87,6 +91,7 @@ def run_index(
                 "pruned_commits": report.pruned_commits,
                 "total_commits": report.total_commits,
                 "up_to_date": report.up_to_date,
+                "history_indexed": history_on,
                 "seconds": round(elapsed, 3),
                 **extras.to_dict(),
             }
@@ -109,7 +114,11 @@ def run_index(
         n_repos = len(report.repositories)
         repos = _count(n_repos, "repository", "repositories")
         total = _count(report.total_commits, "commit", "commits")
-        if report.up_to_date and not report.failed:
+        if not history_on:
+            stdout.print(
+                "Commit history not indexed: [git_indexing] enabled = false.", highlight=False
+            )
+        elif report.up_to_date and not report.failed:
             nothing = " Nothing to do." if not extras.did_work else ""
             stdout.print(
                 f"Commit history is up to date: {total} in {repos}.{nothing}", highlight=False
@@ -129,7 +138,7 @@ def run_index(
             error(message)
         if not quiet:
             stderr.print(f"Done in {elapsed:.2f} s.", highlight=False)
-        if n_repos == 0:
+        if n_repos == 0 and history_on:
             warn(f"no Git repositories found under {workspace.root}")
     return 1 if report.failed or history_error is not None or extras.errors else 0
 
@@ -175,7 +184,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Index every commit of every repository under PATH (incremental after the first run)."""
-        workspace = resolve_workspace(path, label="PATH")
+        workspace = open_workspace(path, label="PATH")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
         raise typer.Exit(code)
 
@@ -193,7 +202,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Delete the index and build it again from Git (also the cure for a corrupt index)."""
-        workspace = resolve_workspace(path, label="PATH")
+        workspace = open_workspace(path, label="PATH")
         with workspace.write_lock():
             for suffix in ("", "-wal", "-shm"):
                 target = Path(str(workspace.db_path) + suffix)
@@ -243,7 +252,7 @@ def register(app: typer.Typer) -> None:
         """Search commit history: hashes, titles, messages, authors, changed files, diffs."""
         from gitquarry.history.service import HistorySearcher
 
-        workspace = resolve_workspace(project, for_search=True)
+        workspace = open_workspace(project, for_search=True)
         searcher = HistorySearcher(workspace)
         try:
             response = searcher.search(
@@ -278,7 +287,7 @@ def register(app: typer.Typer) -> None:
     @app.command("status")
     def status_cmd(as_json: JsonOption = False, project: ProjectOption = None) -> None:
         """Show what is indexed: repositories, commits, embeddings, graph, last update, size."""
-        workspace = resolve_workspace(project, for_search=True)
+        workspace = open_workspace(project, for_search=True)
         store = workspace.open_store()
         try:
             status = workspace_status(workspace, store)

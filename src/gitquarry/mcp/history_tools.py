@@ -93,6 +93,9 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
         except GitquarryError as exc:
             raise ToolError(f"{exc.code}: {exc}") from exc
         data = response.to_dict()
+        for warning in workspace.config.warnings:  # refused repository-owned settings
+            data["warnings"].append(warning.message)
+            data["warning_details"].append({"code": warning.code, "message": warning.message})
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
             structured_content=data,

@@ -6,6 +6,7 @@ embedding model is loaded at most once per process, on the first hybrid query.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -28,6 +29,8 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
     from gitquarry.mcp import graph_tools, history_tools
 
     workspace = resolve_workspace(project, for_search=True)
+    for warning in workspace.config.warnings:  # the server's stderr is the client's log
+        logging.getLogger("gitquarry.mcp").warning("%s", warning.message)
     server: MCPServer = MCPServer(
         name="gitquarry", version=__version__, instructions=INSTRUCTIONS
     )
