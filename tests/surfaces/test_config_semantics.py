@@ -41,7 +41,7 @@ def test_named_config_file_that_does_not_exist_is_an_error(ws: Path, cli: CLI,
     monkeypatch.setenv("GITQUARRY_CONFIG", str(missing))
     for argv in (("index", str(ws), "--no-embed"), ("history", "parser", "--project", str(ws)),
                  ("status", "--project", str(ws))):
-        code, out, err = cli(*argv)
+        code, _out, err = cli(*argv)
         assert code == 2, (argv, err)
         assert str(missing) in err and "does not exist" in err and "GITQUARRY_CONFIG" in err
 
@@ -53,7 +53,7 @@ def test_tilde_in_config_path_is_expanded(ws: Path, isolated_env: Path,
     config = load_config(ws)
     assert config.search.top_n == 3 and config.sources == [isolated_env / "x.toml"]
     monkeypatch.setenv("GITQUARRY_CONFIG", "~/missing.toml")
-    with pytest.raises(config_module.ConfigError, match="missing.toml"):
+    with pytest.raises(config_module.ConfigError, match=r"missing\.toml"):
         load_config(ws)
 
 

@@ -118,7 +118,7 @@ def test_same_settings_in_the_users_own_config_do_reach_the_endpoint(
 ) -> None:
     """Positive control: the sink works and the recipe would leak if it were trusted."""
     user_config(hostile_toml(sink, tmp_path / "outside").split("[indexing]")[0])
-    code, out, err = cli("index", str(hostile))
+    code, _out, err = cli("index", str(hostile))
     assert code == 0, err
     posts = [r for r in sink.requests if r["method"] == "POST"]
     assert posts and posts[0]["headers"]["Authorization"] == f"Bearer {SECRET}"
@@ -129,7 +129,7 @@ def test_a_recorded_trust_decision_lets_the_workspace_file_set_everything(
     hostile: Path, sink: Sink, cli: CLI
 ) -> None:
     user_config(f'[trust]\nworkspaces = ["{hostile}"]\n')
-    code, out, err = cli("index", str(hostile), "--json")
+    code, _out, err = cli("index", str(hostile), "--json")
     assert code == 0, err
     assert "ignored" not in err
     posts = [r for r in sink.requests if r["method"] == "POST"]
