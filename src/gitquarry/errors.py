@@ -156,16 +156,44 @@ class IndexBusyError(GitquarryError):
 
 
 class GitError(GitquarryError):
-    """A git command failed. ``args`` is the argv, ``stderr`` what git printed."""
+    """A git command failed. ``argv`` is the full argv (for debugging; never shown),
+    ``stderr`` what git printed, ``command`` the subcommand (``log``, ``rev-list``) and
+    ``repository`` the ``--git-dir`` it ran against (None for discovery)."""
 
     code = "git_failed"
 
     def __init__(self, argv: list[str], returncode: int, stderr: str) -> None:
-        cmd = " ".join(argv)
-        super().__init__(f"`{cmd}` failed with exit code {returncode}: {stderr.strip()}")
         self.argv = argv
         self.returncode = returncode
         self.stderr = stderr
+        self.command = _git_subcommand(argv)
+        self.repository = next(
+            (a.split("=", 1)[1] for a in argv if a.startswith("--git-dir=")), None
+        )
+        detail = git_message(stderr) or f"exit code {returncode}"
+        super().__init__(f"git {self.command} failed: {detail}")
+
+
+def _git_subcommand(argv: list[str]) -> str:
+    """The subcommand of a git argv: the first word after git's own options."""
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in ("-c", "-C"):
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return "command"
+
+
+def git_message(stderr: str, *, max_chars: int = 400) -> str:
+    """What git said, for a user: its ``fatal:``/``error:`` lines (else the first line),
+    joined with ``; `` and cut to ``max_chars``."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    wanted = [ln for ln in lines if ln.startswith(("fatal:", "error:"))] or lines[:1]
+    text = "; ".join(dict.fromkeys(wanted))
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
 class GitNotFoundError(GitquarryError):

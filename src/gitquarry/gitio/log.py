@@ -21,19 +21,29 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitquarry.gitio.runner import decode, git_argv, git_env
+from gitquarry.gitio.runner import decode, popen_git, run_git
 
 log = logging.getLogger(__name__)
 
 _START = b"\x00\x01gq\x02"
 _END = b"\x00\x01gq-end\x02"
 _FORMAT = (
-    "%x00%x01gq%x02%H%x00%P%x00%an%x00%ae%x00%at%x00%cn%x00%ce%x00%ct%x00%B%x00%x01gq-end%x02"
+    "%x00%x01gq%x02%H%x00%P%x00%an%x00%ae%x00%aN%x00%aE%x00%at"
+    "%x00%cn%x00%ce%x00%cN%x00%cE%x00%ct%x00%B%x00%x01gq-end%x02"
 )
+#: Output options that do not depend on configuration (the runner pins the rest): text
+#: re-encoded to UTF-8 from the commit's declared encoding, identities raw in %an and
+#: mapped in %aN (the mailmap the runner passes), no notes, paths from the repository root.
+_LOG_OPTIONS = ("--encoding=UTF-8", "--no-use-mailmap", "--no-notes", "--no-relative")
 _DIFF_OPTIONS = (
     "--no-ext-diff", "--no-textconv", "--no-color", "-M", "--root",
-    "--diff-merges=first-parent", "--raw", "-z", "--no-abbrev",
+    "--diff-merges=first-parent", "--raw", "-z", "--no-abbrev", "--diff-algorithm=myers",
+    "--ignore-submodules=none", "--submodule=short",
 )
+#: Commit times are kept in [MIN_TIME, MAX_TIME] (Unix seconds): 9999-12-31T23:59:59Z is the
+#: last second every date library can show; git cannot write times before 1970.
+MIN_TIME = 0
+MAX_TIME = 253_402_300_799
 _READ_SIZE = 1 << 20
 _MISSING_NOTE = "(diff unavailable: a Git object is missing from the local object store: {reason})"
 #: bytes of diff kept per commit, whatever the line count (one minified line can be huge).
@@ -42,7 +52,13 @@ DELTA_MAX_BYTES = 256 * 1024
 
 @dataclass
 class LogCommit:
-    """One commit as read from git. Times are Unix seconds, UTC.
+    """One commit as read from git. Times are Unix seconds, UTC, in [MIN_TIME, MAX_TIME]:
+    a time git prints outside that range (or cannot parse) is clamped, and ``invalid_times``
+    maps the field (``author_time``/``committer_time``) to the text the commit holds.
+
+    ``author_name``/``author_email`` (and the committer's) are the canonical identity after
+    the repository's ``.mailmap`` (git's ``%aN``/``%aE``); ``author_raw`` is the identity as
+    committed (``%an <%ae>``).
 
     ``files`` lists every changed path (a rename or copy lists old and new), in git's order,
     deduplicated. ``delta`` is the diff truncated to ``delta_max_lines`` lines with a closing
@@ -64,6 +80,9 @@ class LogCommit:
     delta_lines: int = 0
     delta_missing: bool = False
     decode_errors: list[str] = field(default_factory=list)
+    author_raw: str = ""
+    committer_raw: str = ""
+    invalid_times: dict[str, str] = field(default_factory=dict)
     #: a shallow-clone boundary: parents, files and diff are unknown here
     shallow: bool = False
 
@@ -296,13 +315,25 @@ class _Parser:
                 self.state = "header"
 
 
+def parse_time(raw: bytes) -> tuple[int, bool]:
+    """A commit time as git prints it (``%at``: decimal digits, possibly huge, or empty when
+    git cannot parse it) → (Unix seconds clamped to [MIN_TIME, MAX_TIME], valid)."""
+    text = raw.strip()
+    if not text or not text.isdigit() or len(text) > 20:
+        return (MAX_TIME if text.isdigit() else MIN_TIME), False
+    value = int(text)
+    if value > MAX_TIME:
+        return MAX_TIME, False
+    return value, True
+
+
 def _parse_header(raw: bytes) -> LogCommit:
     parts = raw.split(b"\x00")
-    if len(parts) < 9:
+    if len(parts) < 13:
         raise ValueError(f"unexpected git log header: {raw[:200]!r}")
     # The message is the last field and cannot hold NUL; rejoin defensively all the same.
-    h, p, an, ae, at, cn, ce, ct = parts[:8]
-    message = b"\x00".join(parts[8:])
+    h, p, an, ae, amn, ame, at, cn, ce, cmn, cme, ct = parts[:12]
+    message = b"\x00".join(parts[12:])
     errors: list[str] = []
 
     def text(value: bytes, name: str) -> str:
@@ -311,32 +342,48 @@ def _parse_header(raw: bytes) -> LogCommit:
             errors.append(name)
         return out
 
+    author_time, author_ok = parse_time(at)
+    committer_time, committer_ok = parse_time(ct)
     commit = LogCommit(
         hash=h.decode("ascii"),
         parents=p.decode("ascii").split(),
-        author_name=text(an, "author"),
-        author_email=text(ae, "author"),
-        author_time=int(at or 0),
-        committer_name=text(cn, "committer"),
-        committer_email=text(ce, "committer"),
-        committer_time=int(ct or 0),
+        author_name=text(amn, "author"),
+        author_email=text(ame, "author"),
+        author_time=author_time,
+        committer_name=text(cmn, "committer"),
+        committer_email=text(cme, "committer"),
+        committer_time=committer_time,
         raw_message=text(message, "message"),
+        author_raw=f"{text(an, 'author')} <{text(ae, 'author')}>",
+        committer_raw=f"{text(cn, 'committer')} <{text(ce, 'committer')}>",
     )
+    if not author_ok:
+        commit.invalid_times["author_time"] = at.decode("ascii", "replace")[:40]
+    if not committer_ok:
+        commit.invalid_times["committer_time"] = ct.decode("ascii", "replace")[:40]
     commit.decode_errors = sorted(set(errors))
     return commit
 
 
 def _run_batch(
-    git_dir: Path, hashes: Sequence[str], max_lines: int, *, patch: bool = True
+    git_dir: Path,
+    hashes: Sequence[str],
+    max_lines: int,
+    *,
+    patch: bool = True,
+    mailmap: Path | None = None,
 ) -> Iterator[LogCommit | tuple[int, str]]:
     """Yield parsed commits in input order; on git failure, finally yield (rc, stderr)."""
-    args = ["log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}", *_DIFF_OPTIONS]
+    args = [
+        "log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}",
+        *_LOG_OPTIONS, *_DIFF_OPTIONS,
+    ]
     if patch:
         args.append("-p")
-    argv = git_argv(git_dir, args)
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=git_env()
+        proc = popen_git(
+            git_dir, args, mailmap=mailmap,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
         )
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -366,11 +413,17 @@ def _run_batch(
 
 
 def stream_commits(
-    git_dir: Path, hashes: Sequence[str], *, delta_max_lines: int = 200
+    git_dir: Path,
+    hashes: Sequence[str],
+    *,
+    delta_max_lines: int = 200,
+    mailmap: Path | None = None,
 ) -> Iterator[LogCommit]:
     """Yield one ``LogCommit`` per hash, in the order given, reading with as few git
     processes as possible. A commit whose objects are missing is still yielded, with
     ``delta_missing`` set. Callers batch (e.g. 2,000 hashes) for transactions and progress.
+    ``mailmap``: the ``.mailmap`` file giving canonical identities (None: identities as
+    committed; see ``gitio.mailmap``).
 
     :raises GitError: only if even the header of a commit cannot be read.
     """
@@ -378,7 +431,7 @@ def stream_commits(
     while i < len(hashes):
         done = 0
         failure: tuple[int, str] | None = None
-        for item in _run_batch(git_dir, hashes[i:], delta_max_lines):
+        for item in _run_batch(git_dir, hashes[i:], delta_max_lines, mailmap=mailmap):
             if isinstance(item, tuple):
                 failure = item
                 break
@@ -389,15 +442,17 @@ def stream_commits(
         if failure is None:
             return
         bad = hashes[i + done]
-        yield _read_degraded(git_dir, bad, delta_max_lines, failure[1])
+        yield _read_degraded(git_dir, bad, delta_max_lines, failure[1], mailmap)
         i += done + 1
 
 
-def _read_degraded(git_dir: Path, commit_hash: str, max_lines: int, stderr: str) -> LogCommit:
+def _read_degraded(
+    git_dir: Path, commit_hash: str, max_lines: int, stderr: str, mailmap: Path | None
+) -> LogCommit:
     """Read one commit that made a batch fail: first alone with its patch, then without."""
     for patch in (True, False):
         got: LogCommit | None = None
-        for item in _run_batch(git_dir, [commit_hash], max_lines, patch=patch):
+        for item in _run_batch(git_dir, [commit_hash], max_lines, patch=patch, mailmap=mailmap):
             if isinstance(item, tuple):
                 stderr = item[1]
                 got = None
@@ -411,9 +466,11 @@ def _read_degraded(git_dir: Path, commit_hash: str, max_lines: int, stderr: str)
                 log.warning("commit %s: diff unavailable (%s)", commit_hash, reason)
             return got
     # Even the header is unreadable (the commit's tree is gone): build the header alone.
-    from gitquarry.gitio.runner import run_git
-
-    proc = run_git(git_dir, ["log", "-1", "--no-walk", f"--format={_FORMAT}", commit_hash])
+    proc = run_git(
+        git_dir,
+        ["log", "-1", "--no-walk", f"--format={_FORMAT}", *_LOG_OPTIONS, commit_hash],
+        mailmap=mailmap,
+    )
     parser = _Parser(max_lines)
     commits = [*parser.feed(proc.stdout), *parser.finish()]
     commit = commits[0]
@@ -429,3 +486,35 @@ def _first_fatal_line(stderr: str) -> str:
         if line.startswith(("fatal:", "error:")):
             return line
     return stderr.strip().splitlines()[0] if stderr.strip() else "git failed"
+
+
+_IDENTITY_FORMAT = "%H%x00%aN%x00%aE%x00%cN%x00%cE%x00"
+_IDENTITY_CHUNK = 20_000
+
+
+def read_identities(
+    git_dir: Path, hashes: Sequence[str], *, mailmap: Path | None
+) -> Iterator[tuple[str, str, str]]:
+    """(hash, author, committer) per hash, in order, identities as ``Name <email>`` after
+    ``mailmap`` (see ``stream_commits``); headers only, no diffs, so it costs a fraction of
+    reading the commits. Used to re-apply a changed ``.mailmap`` to stored commits.
+
+    :raises GitError: a commit is unreadable.
+    """
+    for start in range(0, len(hashes), _IDENTITY_CHUNK):
+        part = hashes[start : start + _IDENTITY_CHUNK]
+        proc = run_git(
+            git_dir,
+            ["log", "--no-walk=unsorted", "--stdin", f"--format={_IDENTITY_FORMAT}",
+             *_LOG_OPTIONS],
+            input_bytes=("\n".join(part) + "\n").encode("ascii"),
+            mailmap=mailmap,
+        )
+        fields = proc.stdout.split(b"\x00")
+        for n in range(len(fields) // 5):
+            h, an, ae, cn, ce = fields[5 * n : 5 * n + 5]
+            yield (
+                h.strip().decode("ascii"),
+                f"{decode(an)[0]} <{decode(ae)[0]}>",
+                f"{decode(cn)[0]} <{decode(ce)[0]}>",
+            )

@@ -120,7 +120,7 @@ def index_workspace(
         try:
             rep = index_repository(store, repo, config, progress=progress)
         except GitquarryError as exc:
-            log.error("indexing %s failed: %s", repo.path, exc)
+            log.info("indexing %s failed: %s", repo.path, exc)
             rep = RepoReport(path=str(repo.path), error=str(exc))
         rep.seconds = time.monotonic() - rstart
         report.repositories.append(rep)
