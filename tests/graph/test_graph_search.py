@@ -16,7 +16,7 @@ from gitquarry.graph import (
     search_like,
     search_nodes,
 )
-from gitquarry.graph.search import escape_like, fts5_sql, like_sql
+from gitquarry.graph.search import clear_search_index, escape_like, fts5_sql, like_sql
 from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.store import Store, open_store
 
@@ -264,7 +264,7 @@ def test_search_nodes_uses_fts5_when_populated(indexed: Store) -> None:
 
 
 def test_search_nodes_uses_like_when_index_empty(indexed: Store) -> None:
-    indexed.conn.execute("DELETE FROM search_index")
+    clear_search_index(indexed.conn)
     results, engine = search_nodes(indexed.conn, "zeppelin")
     assert engine == "like" and refs(results) == ["mcp-server"]
     assert results[0].snippet is None and results[0].rank is None

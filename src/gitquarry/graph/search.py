@@ -1,7 +1,9 @@
 """Search over graph nodes: FTS5 ranked search, the LIKE fallback, and index population.
 
 User text reaches ``MATCH`` only through ``gitquarry.retrieval.fts.fts5_match_expression``
-(each word quoted, ``"`` doubled, words without letters or digits dropped; words are ANDed).
+(each word quoted, ``"`` doubled, words without letters or digits dropped; words are ANDed;
+identifiers, CJK and versions also match their expansions, which the index holds through
+``gitquarry.retrieval.tokenize.index_text``).
 The SQL is built by pure functions (``fts5_sql``, ``like_sql``) so it can be tested verbatim.
 """
 
@@ -13,6 +15,7 @@ from collections import defaultdict
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT, SearchEngine, SearchResult
 from gitquarry.retrieval.fts import MAX_QUERY_WORDS, fts5_match_expression
+from gitquarry.retrieval.tokenize import index_text
 
 #: snippet/highlight markers used inside SQL; replaced by <b>/</b> afterwards, so a literal
 #: "<b>" in a doc is never mistaken for a match.
@@ -58,6 +61,7 @@ def populate_search_index(conn: sqlite3.Connection) -> int:
     """Rebuild ``search_index`` from scratch: one row per node, ``content`` the node's doc
     chunks (docs in the node's ``docs:`` order, chunks in document order) joined by "\\n",
     "" for a node without docs. Returns the number of rows inserted (= number of nodes).
+    ``search_docs`` holds the text; ``search_index`` indexes ``index_text`` of it.
 
     Runs in the caller's transaction if one is open, else in its own.
     :raises sqlite3.OperationalError: ``search_index`` does not exist (SQLite without FTS5).
@@ -66,7 +70,7 @@ def populate_search_index(conn: sqlite3.Connection) -> int:
     if own:
         conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.execute("DELETE FROM search_index")
+        clear_search_index(conn)
         content: dict[str, list[str]] = defaultdict(list)
         for ref_id, text in conn.execute(
             "SELECT l.ref_id, c.content FROM doc_links l JOIN chunks c ON c.doc_id = l.doc_id "
@@ -80,7 +84,16 @@ def populate_search_index(conn: sqlite3.Connection) -> int:
             )
         ]
         conn.executemany(
-            "INSERT INTO search_index (ref_id, kind, summary, content) VALUES (?, ?, ?, ?)", rows
+            "INSERT INTO search_docs (id, ref_id, kind, summary, content) VALUES (?, ?, ?, ?, ?)",
+            [(n, *row) for n, row in enumerate(rows, start=1)],
+        )
+        conn.executemany(
+            "INSERT INTO search_index (rowid, ref_id, kind, summary, content) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                (n, index_text(ref_id), kind, index_text(summary), index_text(text))
+                for n, (ref_id, kind, summary, text) in enumerate(rows, start=1)
+            ],
         )
     except BaseException:
         if own:
@@ -89,6 +102,13 @@ def populate_search_index(conn: sqlite3.Connection) -> int:
     if own:
         conn.execute("COMMIT")
     return len(rows)
+
+
+def clear_search_index(conn: sqlite3.Connection) -> None:
+    """Empty ``search_index`` and its content table ``search_docs`` (FTS5 ``delete-all``: the
+    indexed text differs from the stored text, so rows cannot be deleted one by one)."""
+    conn.execute("INSERT INTO search_index (search_index) VALUES ('delete-all')")
+    conn.execute("DELETE FROM search_docs")
 
 
 def _clean(text: str) -> str:

@@ -28,6 +28,7 @@ from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
+from gitquarry.store.schema.history import COMMIT_FTS_INSERT_SQL
 
 log = logging.getLogger(__name__)
 
@@ -345,12 +346,7 @@ def _insert_commits(
             for n, commit in enumerate(commits)
         ],
     )
-    conn.execute(
-        "INSERT INTO commit_fts (rowid, title, message, author, committer, files_changed, "
-        "delta_truncated) SELECT id, title, message, author, committer, files_changed, "
-        "delta_truncated FROM git_commits WHERE id >= ?",
-        (first,),
-    )
+    conn.execute(COMMIT_FTS_INSERT_SQL, (first,))
     rows = [
         (_path_id(conn, path, path_ids), first + n)
         for n, commit in enumerate(commits)

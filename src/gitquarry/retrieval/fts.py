@@ -5,12 +5,21 @@ string (``"word"``, with any ``"`` inside doubled), so operators (``AND``, ``OR`
 ``NEAR``), column filters (``parser:``), prefixes (``*``), parentheses and ``-`` are all
 literal text. Words that hold no letter or digit (``*``, ``--``, ``"``) produce no token under
 the ``unicode61`` tokenizer and are dropped, so they never turn a query into an empty phrase.
+
+A word that ``gitquarry.retrieval.tokenize`` expands (an identifier, CJK text, a ``v``
+version) matches its own text *or* its expansion: ``parseConfigFile`` becomes
+``("parseConfigFile" OR "parse Config File")``, ``HttpAdapter.py`` becomes
+``("HttpAdapter.py" OR ("Http Adapter" AND "py"))``, ``数据库`` becomes
+``("数据库" OR "数 据 库")`` (a phrase of single characters). The indexed side must hold
+``tokenize.index_text`` of its text for the expansions to match.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Literal
+
+from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, query_units
 
 
 def _has_token_chars(word: str) -> bool:
@@ -41,13 +50,32 @@ def query_words(query: str) -> list[str]:
     return words
 
 
-def quote_fts5_terms(query: str) -> list[str]:
-    """Quote each of ``query_words(query)`` as an FTS5 string.
+def fts5_string(text: str) -> str:
+    """``text`` as an FTS5 string: in double quotes, each ``"`` doubled. FTS5 reads it as a
+    phrase of the tokens the table's tokenizer makes of ``text``."""
+    return '"' + text.replace('"', '""') + '"'
 
-    Returns a list like ``['"mcp-server"', '"status"']``; empty when the query holds no
-    searchable word. Never raises.
+
+def word_expression(word: str) -> str:
+    """The FTS5 expression one query ``word`` (from ``query_words``) matches: its own text,
+    or also its expansion when ``tokenize.query_units`` gives one (see the module doc)."""
+    own = fts5_string(word)
+    units = query_units(word)
+    if units is None:
+        return own
+    expanded = " AND ".join(fts5_string(unit) for unit in units)
+    if len(units) > 1:
+        expanded = f"({expanded})"
+    return f"({own} OR {expanded})"
+
+
+def quote_fts5_terms(query: str) -> list[str]:
+    """``word_expression`` of each of ``query_words(query)``.
+
+    Returns a list like ``['"mcp-server"', '("parseConfig" OR "parse Config")']``; empty when
+    the query holds no searchable word. Never raises.
     """
-    return ['"' + word.replace('"', '""') + '"' for word in query_words(query)]
+    return [word_expression(word) for word in query_words(query)]
 
 
 def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") -> str:
@@ -82,7 +110,7 @@ def document_fractions(
     words: list[str],
     total_docs: int,
     *,
-    tokenize: str = "porter unicode61",
+    tokenize: str = FTS5_TOKENIZE,
 ) -> dict[str, float]:
     """For each of ``words``, the share of the ``total_docs`` rows holding its rarest token
     (a word's tokens must all match, so the rarest bounds it); 0.0 for a word with no token."""
@@ -126,7 +154,6 @@ def tiered_match_expression(
     ``{title message} : "word"``); other words match in every column. ``""`` if no words."""
     filt = "{" + " ".join(common_columns) + "} : "
     parts = [
-        (filt if w in common and common_columns else "") + '"' + w.replace('"', '""') + '"'
-        for w in words
+        (filt if w in common and common_columns else "") + word_expression(w) for w in words
     ]
     return f" {operator} ".join(parts)

@@ -2,7 +2,8 @@
 
 One ``Store`` wraps one ``sqlite3.Connection`` opened in autocommit mode (transactions are
 explicit, via ``atomic``). Pragmas: WAL journal (readers never block the writer),
-``synchronous=NORMAL``, foreign keys on, 10 s busy timeout. Opening applies pending
+``synchronous=NORMAL``, foreign keys on, 10 s busy timeout; SQL functions from
+``retrieval.tokenize.register_functions`` (the FTS5 triggers need them). Opening applies pending
 migrations. Any SQLite "not a database" / "malformed" failure becomes ``IndexCorruptError``.
 """
 
@@ -19,6 +20,7 @@ from gitquarry.errors import (
     IndexCorruptError,
     SchemaTooNewError,
 )
+from gitquarry.retrieval.tokenize import register_functions
 from gitquarry.store.capabilities import has_table
 
 BUSY_TIMEOUT_MS = 10_000
@@ -138,6 +140,7 @@ def open_store(path: Path, *, migrate: bool = True) -> Store:
     except sqlite3.Error as exc:
         raise IndexCorruptError(path, str(exc)) from exc
     conn.row_factory = sqlite3.Row
+    register_functions(conn)  # FTS5 triggers call gq_index_text
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")

@@ -16,32 +16,44 @@ Tables (all rebuilt from scratch by each graph reindex):
   (``role`` is ``graph``, ``doc``, ``missing_doc`` or ``skipped``; a missing doc has size
   -1), compared with the file system to decide whether the index is stale.
 - ``graph_state(key, value)``: ``last_indexed_at`` (Unix seconds), ``config`` (JSON).
-- ``search_index``: FTS5 ``(ref_id, kind UNINDEXED, summary, content)``, one row per node,
-  ``porter unicode61``. Created only where SQLite has the FTS5 module; without it the plain
-  tables above still exist and search falls back to LIKE.
+- ``search_docs(id, ref_id, kind, summary, content)``: one row per node, the text search shows
+  (``content`` is the node's doc chunks joined).
+- ``search_index``: FTS5 ``(ref_id, kind UNINDEXED, summary, content)`` with external content
+  ``search_docs``; each row indexes ``retrieval.tokenize.index_text`` of the columns (the
+  shared tokenisation: identifiers split, CJK spaced, versions without ``v``), so snippets and
+  highlights come from the raw text with positions intact. Created (with ``search_docs``)
+  only where SQLite has the FTS5 module; without it the plain tables above still exist and
+  search falls back to LIKE.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from gitquarry.retrieval.tokenize import FTS5_TOKENIZE
 from gitquarry.store.capabilities import fts5_available
 from gitquarry.store.migrations import MIGRATIONS, run_script
 
+SEARCH_DOCS_DDL = (
+    "CREATE TABLE IF NOT EXISTS search_docs (id INTEGER PRIMARY KEY, ref_id TEXT NOT NULL, "
+    "kind TEXT NOT NULL, summary TEXT NOT NULL, content TEXT NOT NULL)"
+)
 SEARCH_INDEX_DDL = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS search_index USING fts5("
-    "ref_id, kind UNINDEXED, summary, content, tokenize='porter unicode61')"
+    "ref_id, kind UNINDEXED, summary, content, content='search_docs', content_rowid='id', "
+    f"tokenize='{FTS5_TOKENIZE}')"
 )
 
 
 def ensure_search_table(conn: sqlite3.Connection) -> bool:
-    """Create ``search_index`` if FTS5 is available and the table is missing.
+    """Create ``search_docs`` and ``search_index`` if FTS5 is available and they are missing.
 
     Returns True when the table exists afterwards, False when this SQLite has no FTS5.
     Idempotent; safe inside the caller's transaction.
     """
     if not fts5_available(conn):
         return False
+    conn.execute(SEARCH_DOCS_DDL)
     conn.execute(SEARCH_INDEX_DDL)
     return True
 
@@ -110,3 +122,13 @@ def _init(conn: sqlite3.Connection) -> None:
         """,
     )
     ensure_search_table(conn)
+
+
+@MIGRATIONS("graph_0002_tokenize_v2")
+def _tokenize_v2(conn: sqlite3.Connection) -> None:
+    """Shared tokenisation (``retrieval.tokenize`` version 2): ``search_index`` becomes an
+    external-content table over ``search_docs``. The old index is dropped and the graph marked
+    stale (its recorded config cleared), so the next ``search`` or ``index`` rebuilds it."""
+    conn.execute("DROP TABLE IF EXISTS search_index")
+    if ensure_search_table(conn):
+        conn.execute("UPDATE graph_state SET value = '' WHERE key = 'config'")

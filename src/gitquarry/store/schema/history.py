@@ -8,7 +8,12 @@ Vectors are not a column of ``git_commits`` (the seed's ``embedding``): they liv
 ``commit_vectors``, keyed by embedding namespace, so a model change never mixes vector spaces
 and several models can coexist; and loading vectors never walks a row's large diff text.
 
-``commit_fts`` is an external-content FTS5 index over ``git_commits`` kept current by triggers.
+``commit_fts`` is a contentless FTS5 index of ``git_commits``: each of its columns holds
+``gitquarry.retrieval.tokenize.index_text`` of the commit's column (the text plus its
+identifier / CJK / version expansions). The indexer fills it once per batch with
+``COMMIT_FTS_INSERT_SQL``; delete and update triggers keep it current, calling the SQL function
+``gq_index_text`` that ``open_store`` registers on every connection. It is never read back
+(only ``rowid`` and ``bm25`` are selected).
 ``paths``/``commit_paths`` let a files glob select candidate commits before ranking: the glob
 is matched against distinct paths, not against every commit.
 """
@@ -17,11 +22,62 @@ from __future__ import annotations
 
 import sqlite3
 
-from gitquarry.store.capabilities import fts5_available
+from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, SQL_FUNCTION, register_functions
+from gitquarry.store.capabilities import fts5_available, has_table
 from gitquarry.store.migrations import MIGRATIONS, run_script
 
-#: The FTS5 index and the triggers that keep it current; only where SQLite has FTS5.
-COMMIT_FTS_DDL = """
+#: The indexed columns of ``git_commits``, in ``commit_fts`` column order.
+COMMIT_FTS_COLUMNS = ("title", "message", "author", "committer", "files_changed", "delta_truncated")
+
+
+def _index_values(row: str) -> str:
+    return ", ".join(f"{SQL_FUNCTION}({row}.{column})" for column in COMMIT_FTS_COLUMNS)
+
+
+_FTS_COLUMNS = ", ".join(COMMIT_FTS_COLUMNS)
+#: Adds the ``commit_fts`` rows of the ``git_commits`` rows with ``id >= ?``.
+COMMIT_FTS_INSERT_SQL = (
+    f"INSERT INTO commit_fts (rowid, {_FTS_COLUMNS}) "
+    f"SELECT c.id, {_index_values('c')} FROM git_commits c WHERE c.id >= ?"
+)
+
+#: The contentless FTS5 index and the triggers that keep it current (where SQLite has FTS5).
+COMMIT_FTS_DDL = f"""
+        CREATE VIRTUAL TABLE commit_fts USING fts5(
+            {_FTS_COLUMNS},
+            content='', tokenize='{FTS5_TOKENIZE}'
+        );
+        CREATE TRIGGER git_commits_ad AFTER DELETE ON git_commits BEGIN
+            INSERT INTO commit_fts(commit_fts, rowid, {_FTS_COLUMNS})
+            VALUES ('delete', old.id, {_index_values('old')});
+        END;
+        CREATE TRIGGER git_commits_au AFTER UPDATE OF {_FTS_COLUMNS} ON git_commits BEGIN
+            INSERT INTO commit_fts(commit_fts, rowid, {_FTS_COLUMNS})
+            VALUES ('delete', old.id, {_index_values('old')});
+            INSERT INTO commit_fts(rowid, {_FTS_COLUMNS})
+            VALUES (new.id, {_index_values('new')});
+        END;
+"""
+
+
+def rebuild_commit_fts(conn: sqlite3.Connection) -> int:
+    """Drop ``commit_fts`` and its triggers, create them as ``COMMIT_FTS_DDL`` says and index
+    every stored commit again. Runs in the caller's transaction. Returns the rows indexed;
+    0 without doing anything where SQLite has no FTS5. Cost: one ``index_text`` pass over
+    every commit's text plus FTS5's own tokenising (seconds per 10,000 commits)."""
+    if not fts5_available(conn):
+        return 0
+    register_functions(conn)
+    for trigger in ("git_commits_ai", "git_commits_ad", "git_commits_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    if has_table(conn, "commit_fts"):
+        conn.execute("DROP TABLE commit_fts")
+    run_script(conn, COMMIT_FTS_DDL)
+    return conn.execute(COMMIT_FTS_INSERT_SQL, (0,)).rowcount
+
+
+#: The first FTS5 index (external content, raw text): kept as migration 0001 created it.
+_COMMIT_FTS_DDL_V1 = """
         CREATE VIRTUAL TABLE commit_fts USING fts5(
             title, message, author, committer, files_changed, delta_truncated,
             content='git_commits', content_rowid='id',
@@ -139,7 +195,7 @@ def _init(conn: sqlite3.Connection) -> None:
         """
     )
     if fts5_available(conn):
-        run_script(conn, COMMIT_FTS_DDL)
+        run_script(conn, _COMMIT_FTS_DDL_V1)
 
 
 @MIGRATIONS("history_0002_batch_fts")
@@ -155,3 +211,11 @@ def _complete(conn: sqlite3.Connection) -> None:
     are missing (partial clone, pruned store) or it is a shallow-clone boundary (parents
     cut off). Another repository holding the full commit replaces such a row."""
     conn.execute("ALTER TABLE git_commits ADD COLUMN complete INTEGER NOT NULL DEFAULT 1")
+
+
+@MIGRATIONS("history_0004_tokenize_v2")
+def _tokenize_v2(conn: sqlite3.Connection) -> None:
+    """Shared tokenisation (``retrieval.tokenize``, version 2): identifiers split, CJK
+    characters spaced, ``v`` versions also without the ``v``. The keyword index is rebuilt
+    from the stored commits (no git needed), as a contentless table."""
+    rebuild_commit_fts(conn)

@@ -1,0 +1,194 @@
+"""The one tokenisation step every lexical index shares (history, graph, repository docs).
+
+SQLite's ``unicode61`` tokenizer splits text on anything that is not a letter or digit and
+folds case; ``porter`` stems English words. Three kinds of words developers write come out of
+it unsearchable, and Python's ``sqlite3`` cannot register an FTS5 tokenizer to fix that. So
+every corpus indexes ``index_text(text)`` instead of ``text``: the text itself, unchanged, then
+``EXPANSION_SEPARATOR``, then one *expansion* per distinct word that needs one:
+
+- **identifiers** in camelCase / PascalCase are split at their case boundaries:
+  ``parseConfigFile`` → ``parse Config File``, ``HTTPServer`` → ``HTTP Server``,
+  ``utf8Decode`` → ``utf8 Decode`` (snake_case and kebab-case already split on ``_``/``-``);
+- **CJK** (Chinese, Japanese, Korean: Han, kana, Hangul) have no spaces between words, so
+  ``unicode61`` makes a whole run one token; its characters are spaced out so each is a token
+  (``修复数据库`` → ``修 复 数 据 库``) and a query run becomes a phrase of those characters;
+- **versions** written with a ``v`` (``v2.0.1``) are also indexed without it (``2.0.1``).
+
+The query side (``query_units``, used by ``gitquarry.retrieval.fts``) applies the same rules
+to each query word: a word matches its own text *or* its expansion. A commit that holds the
+exact identifier matches both and so ranks above one that only holds its parts.
+
+Because the original text comes first and unchanged, token positions in it are the same as
+without the expansion: FTS5 ``snippet``/``highlight`` over an external-content table that
+holds the raw text stay aligned (a match only inside the expansion is not highlighted).
+
+Shapes: ``index_text(str) -> str`` (``""`` for ``None``), deterministic and pure: the same
+text always gives the same index text, which contentless/external-content FTS5 deletes rely
+on. ``TOKENIZATION_VERSION`` names these rules; an index built under other rules is rebuilt.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from functools import lru_cache
+
+#: The FTS5 ``tokenize=`` argument every lexical table uses.
+FTS5_TOKENIZE = "porter unicode61"
+#: Bumped whenever ``index_text`` or ``FTS5_TOKENIZE`` changes what is indexed.
+TOKENIZATION_VERSION = 2
+#: Name of the SQL function ``register_functions`` adds: ``gq_index_text(text) -> text``.
+SQL_FUNCTION = "gq_index_text"
+#: Between the original text and its expansions.
+EXPANSION_SEPARATOR = "\n"
+
+# Han (with extension A, compatibility ideographs and the supplementary planes), Hiragana,
+# Katakana (with phonetic extensions and half-width forms), Hangul syllables and jamo.
+_CJK_RANGES = (
+    "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f"
+)
+# A "token" is a run of letters and digits, as unicode61 sees it (``_`` separates).
+_TOKEN_START = r"(?<![^\W_])"
+#: an upper-case letter at a camel/Pascal case boundary (``eC`` in ``parseConfig``, ``PS`` in
+#: ``HTTPServer``); used for text that is not ASCII
+_BOUNDARY = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])|[A-Z](?=[A-Z][a-z])")
+#: ASCII bytes to classes: lower-case letter ``a``, upper-case ``A``, digit ``d``, other
+#: (a token separator) space. Case boundaries are then found with ``bytes.find`` at C speed.
+_ASCII_CLASSES = bytes(
+    ord("a") if chr(i).islower() else ord("A") if chr(i).isupper()
+    else ord("d") if chr(i).isdigit() else ord(" ")
+    for i in range(128)
+) + b" " * 128
+_ASCII_BOUNDARIES = (b"aA", b"dA", b"AAa")
+#: where a ``v`` version may start (literal first characters: ``re`` finds them quickly)
+_VERSION_HINTS = (re.compile(r"v\d+\.\d"), re.compile(r"V\d+\.\d"))
+_VERSION_BODY = re.compile(r"\d+(?:\.\d+)+")
+_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_CJK_CHAR = re.compile("([" + _CJK_RANGES + "])")
+#: a query word's units: a ``v`` version (group 1) or a token
+_QUERY_UNIT = re.compile(_TOKEN_START + r"[vV](\d+(?:\.\d+)+)|[^\W_]+")
+
+
+@lru_cache(maxsize=1 << 16)
+def expand_token(token: str) -> str:
+    """``token`` (letters and digits only) split into the words it is made of.
+
+    ``parseConfigFile`` → ``parse Config File``; ``XMLHttpRequest`` → ``XML Http Request``;
+    ``修复bug`` → ``修 复 bug``. A token with no case boundary and no CJK character is
+    returned unchanged. Cached: a code base repeats its identifiers.
+    """
+    out = _CAMEL_SPLIT.sub(" ", token)
+    if not out.isascii() and _CJK_CHAR.search(out):
+        out = " ".join(_CJK_CHAR.sub(r" \1 ", out).split())
+    return out
+
+
+def _versions(text: str, found: dict[str, None]) -> None:
+    if "." not in text:
+        return
+    for hint in _VERSION_HINTS:
+        for match in hint.finditer(text):
+            at = match.start()
+            if at == 0 or not text[at - 1].isalnum():
+                body = _VERSION_BODY.match(text, at + 1)
+                if body is not None:
+                    found[body.group()] = None
+
+
+def _ascii_tokens(text: str) -> set[str]:
+    """The tokens of ASCII ``text`` that hold a case boundary."""
+    mapped = text.encode("ascii").translate(_ASCII_CLASSES)
+    tokens: set[str] = set()
+    for needle in _ASCII_BOUNDARIES:
+        at = mapped.find(needle)
+        while at != -1:
+            start = mapped.rfind(b" ", 0, at) + 1
+            end = mapped.find(b" ", at)
+            if end == -1:
+                end = len(mapped)
+            tokens.add(text[start:end])
+            at = mapped.find(needle, end)
+    return tokens
+
+
+def _unicode_tokens(text: str) -> set[str]:
+    """The tokens of ``text`` that hold a case boundary or a CJK character."""
+    hits = [m.start() for m in _BOUNDARY.finditer(text)]
+    hits.extend(m.start() for m in _CJK_CHAR.finditer(text))
+    tokens: set[str] = set()
+    end = -1
+    for at in sorted(hits):
+        if at < end:
+            continue  # another hit inside the token just taken
+        start = at
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        end = at
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        tokens.add(text[start:end])
+    return tokens
+
+
+def expansions(text: str) -> list[str]:
+    """The distinct expansions ``index_text`` appends for ``text``: versions without their
+    ``v``, then ``expand_token`` of each distinct token holding a case boundary or a CJK
+    character (sorted, so the result does not depend on where they occur)."""
+    found: dict[str, None] = {}
+    _versions(text, found)
+    if text.isascii():
+        # ASCII text without an upper-case letter has no case boundary
+        tokens = set() if text.islower() else _ascii_tokens(text)
+    else:
+        tokens = _unicode_tokens(text)
+    for token in sorted(tokens):
+        expanded = expand_token(token)
+        if expanded != token:
+            found[expanded] = None
+    return list(found)
+
+
+def index_text(text: str | None) -> str:
+    """The text to hand FTS5 for ``text``: ``text`` itself, then (only when there are any)
+    ``EXPANSION_SEPARATOR`` and its expansions separated by spaces. ``None`` gives ``""``.
+
+    Deterministic; never raises for a ``str``. Cost is one regex pass over ``text``.
+    """
+    if not text:
+        return ""
+    extra = expansions(text)
+    if not extra:
+        return text
+    return text + EXPANSION_SEPARATOR + " ".join(extra)
+
+
+def query_units(word: str) -> list[str] | None:
+    """The expanded form of one query ``word`` as a list of phrases that must all match, or
+    None when ``word`` needs no expansion (its own text is then its only form).
+
+    Units are the word's tokens (each through ``expand_token``) and its ``v`` versions
+    (without the ``v``): ``HttpAdapter.py`` → ``["Http Adapter", "py"]``, ``v2.0.1`` →
+    ``["2.0.1"]``, ``数据库`` → ``["数 据 库"]``, ``config`` → None.
+    """
+    units: list[str] = []
+    changed = False
+    for match in _QUERY_UNIT.finditer(word):
+        if match.group(1) is not None:
+            units.append(match.group(1))
+            changed = True
+            continue
+        unit = expand_token(match.group())
+        changed = changed or unit != match.group()
+        units.append(unit)
+    return units if changed else None
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Add ``gq_index_text(text) -> text`` (``index_text``; NULL gives ``''``) to ``conn``.
+
+    Every connection that writes a table whose FTS5 rows are computed by triggers with this
+    function must have it (``gitquarry.store.open_store`` registers it on each connection).
+    """
+    conn.create_function(SQL_FUNCTION, 1, index_text, deterministic=True)
