@@ -66,7 +66,7 @@ def test_search_returns_same_structure_as_cli(project: Path) -> None:
     expected = [r.to_dict() for r in search_graph(resolve_workspace(project), "zeppelin").results]
     assert data == expected
     assert data[0]["ref_id"] == "mcp-server" and "<b>" in data[0]["snippet"]
-    assert result.structured_content == {"result": expected}
+    assert result.structured_content is None  # the payload is sent once, as text
 
 
 def test_kind_and_limit(project: Path) -> None:

@@ -83,10 +83,10 @@ def with_server(project: Path, body: Session, tmp_path: Path, timeout: float = 1
 
 
 def payload(result: Any) -> dict[str, Any]:
-    """The JSON of a successful call; the text block and structured content agree."""
+    """The JSON of a successful call: one text block, sent once (no structured copy)."""
     assert not result.is_error, result.content[0].text
+    assert len(result.content) == 1 and result.structured_content is None
     data = json.loads(result.content[0].text)
-    assert result.structured_content == data
     return data
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from gitquarry.bounded import bound_history_response, cut_text
 from gitquarry.cli.common import (
     JsonOption,
     ProjectOption,
@@ -51,13 +52,14 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
     if glob:
         matcher = compile_glob(glob)
         files = [f for f in files if matcher(f)]
-    shown = ", ".join(printable(f) for f in files[:3]) + (
+    shown = ", ".join(printable(cut_text(f, 200)[0]) for f in files[:3]) + (
         f" (+{len(files) - 3} more)" if len(files) > 3 else ""
     )
-    author = printable(r.author.split(" <")[0])
+    author = printable(cut_text(r.author.split(" <")[0], 100)[0])
     repo = printable(Path(r.repo_path).name or r.repo_path)
     lines = [
-        f"{n:>2}. {r.hash[:10]}  {_short_date(r.timestamp)}  {author}  {printable(r.title)}",
+        f"{n:>2}. {r.hash[:10]}  {_short_date(r.timestamp)}  {author}  "
+        f"{printable(cut_text(r.title, 300)[0])}",
         f"    {repo}  score {r.score:.3f}" + (f"  files: {shown}" if shown else ""),
     ]
     if explain:
@@ -169,7 +171,7 @@ def register(app: typer.Typer) -> None:
         finally:
             searcher.close()
         if as_json:
-            print_json(response.to_dict(explain=explain))
+            print_json(bound_history_response(response.to_dict(explain=explain)))
             return
         for w in response.warnings:
             warn(w.message)

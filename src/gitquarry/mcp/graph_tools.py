@@ -3,7 +3,9 @@
 The tool calls ``gitquarry.graph.search_graph`` (the function behind ``gitquarry search``)
 and returns the same result structure: one text block holding a JSON array of ``{ref_id,
 kind, summary, snippet, rank}`` objects (LIKE-fallback results have no snippet or rank),
-the same array as structured content under ``result``. Arguments are type-checked strictly
+sent once (no structured-content copy), each field capped by
+``gitquarry.bounded.GRAPH_LIMITS`` (a cut field ends with a marker and the result says so
+under ``cut``). Arguments are type-checked strictly
 (no coercion: ``"5"`` or ``true`` is not a ``limit``). Invalid arguments and
 gitquarry errors come back as MCP tool errors (``is_error`` results) with the error's message.
 """
@@ -19,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from gitquarry.bounded import GRAPH_LIMITS, bound_results
 from gitquarry.errors import GitquarryError
 from gitquarry.graph import search_graph, workspace_kinds
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT
@@ -71,11 +74,8 @@ def register(server: MCPServer, project: Path) -> None:
             response = search_graph(current, query, kind=kind, limit=limit)
         except GitquarryError as exc:
             raise ToolError(str(exc)) from exc
-        results = [result.to_dict() for result in response.results]
+        results = bound_results([r.to_dict() for r in response.results], GRAPH_LIMITS).results
         text = json.dumps(results, indent=2, ensure_ascii=False)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)],
-            structured_content={"result": results},
-        )
+        return CallToolResult(content=[TextContent(type="text", text=text)])  # sent once
 
     server.add_tool(search, name=TOOL_NAME, description=_DESCRIPTION)

@@ -2,11 +2,12 @@
 
 Input schema: exactly the seed's (``query`` required; ``top_n`` 1..100 default 5;
 ``files_glob``; ``after_timestamp``; ``before_timestamp``). Output: one text block holding the
-JSON response — ``results`` (hash, title, author, committer, timestamp, message, files_changed,
-delta_truncated, score, repo_path), ``query``, ``total_commits_indexed``, ``effective_mode``,
-``warnings`` — and the same object as structured content. Invalid arguments and gitquarry
-errors come back as tool errors (``is_error``) with the error's message; the server never
-crashes on them.
+JSON response, sent once (no structured-content copy) — ``results`` (hash, title, author,
+committer, timestamp, message, files_changed, delta_truncated, score, repo_path, and ``cut``
+when a field was shortened), ``query``, ``total_commits_indexed``, ``effective_mode``,
+``results_omitted``, ``warnings`` — bounded by ``gitquarry.bounded.HISTORY_LIMITS`` (every field
+capped, at most 1,000,000 bytes in all). Invalid arguments and gitquarry errors come back as
+tool errors (``is_error``) with the error's message; the server never crashes on them.
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the tool's annotations.
@@ -19,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from gitquarry.bounded import bound_history_response
 from gitquarry.errors import GitquarryError
 from gitquarry.history.service import HistorySearcher
 from gitquarry.workspace import Workspace
@@ -96,9 +98,10 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
         for warning in workspace.config.warnings:  # refused repository-owned settings
             data["warnings"].append(warning.message)
             data["warning_details"].append({"code": warning.code, "message": warning.message})
+        data = bound_history_response(data)
+        # sent once: the JSON text block (structured content would repeat it)
         return CallToolResult(
-            content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-            structured_content=data,
+            content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
         )
 
     server.add_tool(search_git_history, name=TOOL_NAME, description=_DESCRIPTION)
