@@ -53,8 +53,8 @@ class InvalidTimeError(UsageError):
 
     def __init__(self, value: str) -> None:
         super().__init__(
-            f"invalid time {value!r}: use Unix seconds (1700000000) or ISO-8601 "
-            "(2024-05-01 or 2024-05-01T12:00:00Z)"
+            f"invalid time {value!r}: use an ISO-8601 date or time (2024-05-01, 20240501, "
+            "2024-05-01T12:00:00Z) or Unix seconds (1700000000; @12345678 for eight digits)"
         )
         self.value = value
 

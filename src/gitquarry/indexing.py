@@ -34,6 +34,11 @@ class ExtrasReport:
         return list(self.notes)
 
 
+def _n(n: int, word: str) -> str:
+    """``1 node``, ``2 nodes``."""
+    return f"{n:,} {word if n == 1 else word + 's'}"
+
+
 def embed_commits(
     workspace: Workspace, store: Store, *, progress: Progress
 ) -> dict[str, Any] | None:
@@ -74,8 +79,9 @@ def index_extras(
         report.graph = graph.to_dict()
         report.warnings.extend(graph.warnings)
         report.notes.append(
-            f"Graph: {graph.nodes} nodes, {graph.edges} edges, {graph.docs} docs "
-            f"({graph.unlinked_docs} unlinked), {graph.chunks} chunks"
+            f"Graph: {_n(graph.nodes, 'node')}, {_n(graph.edges, 'edge')}, "
+            f"{_n(graph.docs, 'doc')} ({graph.unlinked_docs} unlinked), "
+            f"{_n(graph.chunks, 'chunk')}"
             + ("" if graph.fts5 else " (no FTS5: searches use LIKE)")
             + "."
         )

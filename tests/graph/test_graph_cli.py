@@ -40,7 +40,9 @@ def test_search_builds_index_and_prints_seed_format(project: Path, capsys) -> No
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "  [service] mcp-server: MCP server exposing tools to agents"
-    assert lines[1].startswith("    ") and "<b>zeppelin</b>" in lines[1].lower()
+    # off a terminal the snippet's <b> marks are dropped (bold on a terminal, kept in --json)
+    assert lines[1].startswith("    ") and "zeppelin" in lines[1].lower()
+    assert "<b>" not in lines[1]
     assert len(lines) == 2
     assert (project / ".gitquarry/index.db").is_file()
     assert "Indexed architecture graph" in err
@@ -92,7 +94,7 @@ def test_search_with_double_quote(project: Path, capsys) -> None:
 def test_limit_out_of_range_is_usage_error(project: Path, capsys, limit: str) -> None:
     code, out, err = run(capsys, "search", "search", "--limit", limit, "--project", str(project))
     assert code == 2 and out == ""
-    assert err.startswith("Error: limit:")
+    assert err.startswith("Error: --limit:")
 
 
 def test_limit_caps(project: Path, capsys) -> None:
@@ -135,7 +137,7 @@ def test_search_reports_graph_warnings_on_stderr(make_project, capsys) -> None:
     )
     project = make_project(graph, {})
     code, out, err = run(capsys, "search", "alpha", "--project", str(project))
-    assert code == 0 and out == "  [service] a: Alpha\n    <b>Alpha</b>\n"
+    assert code == 0 and out == "  [service] a: Alpha\n    Alpha\n"
     assert "duplicate ref_id" in err and "ghost" in err
 
 
@@ -222,9 +224,9 @@ def test_search_text_output_escapes_control_characters(make_project, capsys) -> 
     assert code == 0
     assert "\x1b" not in out and "\x00" not in out and "\x07" not in out
     lines = out.splitlines()
-    assert lines[0] == (
-        "  [service] evil\\x1b[2J: Clears \\x1b[2Jthe screen\\x00 with a nul and\ttab"
-    )
+    assert lines[0].startswith(
+        "  [service] evil\\x1b[2J: Clears \\x1b[2Jthe screen\\x00 with a nul and"
+    ) and lines[0].endswith("tab")  # a tab reaches the terminal as a tab or spaces
     assert "\\x1b[31mred\\x07" in lines[1]
     assert "\x1b" not in err
 

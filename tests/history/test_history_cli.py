@@ -167,14 +167,16 @@ def test_corrupt_database_then_rebuild(cli, project, workspace):
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (("--top-n", "0"), "top_n"),
-        (("--top-n", "101"), "top_n"),
+        (("--top-n", "0"), "--top-n: "),
+        (("--top-n", "101"), "--top-n: "),
         (("--after", "notadate"), "notadate"),
         (("--before", "2024-99-99"), "2024-99-99"),
         (("--files-glob", "src/[a"), "src/[a"),
         (("--files-glob", "{a,b"), "{a,b"),
-        (("--mode", "fuzzy"), "fuzzy"),
-        (("--after", "2024-02-01", "--before", "2024-01-01"), "after"),
+        (("--mode", "fuzzy"), "--mode: "),
+        (("--after", "2024-02-01", "--before", "2024-01-01"),
+         "--after/--before: the lower bound 2024-02-01T00:00:00Z is later than the upper bound "
+         "2024-01-01T23:59:59Z"),
     ],
 )
 def test_user_mistakes_exit_2_without_traceback(cli, indexed, argv, needle):

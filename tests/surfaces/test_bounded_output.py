@@ -25,7 +25,7 @@ from gitquarry.bounded import (
     cut_text,
 )
 
-from .conftest import CLI, Repo, tool_json, user_config, with_mcp_server
+from .conftest import CLI, tool_json, user_config, with_mcp_server
 
 MAX = HISTORY_LIMITS.max_response_bytes
 BIG_MESSAGE_CHARS = 4_500_000

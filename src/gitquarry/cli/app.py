@@ -18,16 +18,31 @@ try:  # recent typer vendors click as typer._click; older typer uses click itsel
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[no-redef,assignment]
 
-from gitquarry.errors import GitquarryError
+from gitquarry.cli.common import Group, printable
+from gitquarry.errors import GitquarryError, InvalidArgumentError
 
 app = typer.Typer(
     name="gitquarry",
+    cls=Group,
     help="Local-first search over Git history, repository docs and architecture graphs.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+class _EscapingStderr:
+    """A text stream writing to stderr with control characters escaped (usage errors echo
+    the user's arguments, which may hold file names)."""
+
+    def write(self, text: str) -> int:
+        # keep the newlines click itself writes; escape everything else
+        sys.stderr.write("\n".join(printable(line) for line in text.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def _version(value: bool) -> None:
@@ -60,8 +75,31 @@ _register_commands()
 
 
 def _echo_err(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    """``message`` on stderr; repository and file-system text in it shown escaped."""
+    sys.stderr.write(printable(message) + "\n")
     sys.stderr.flush()
+
+
+#: How the command line names the library's arguments (``InvalidArgumentError.argument``).
+CLI_ARGUMENT_NAMES = {
+    "top_n": "--top-n",
+    "mode": "--mode",
+    "files_glob": "--files-glob",
+    "after": "--after",
+    "before": "--before",
+    "after/before": "--after/--before",
+    "limit": "--limit",
+    "kind": "--kind",
+    "query": "QUERY",
+}
+
+
+def cli_message(exc: GitquarryError) -> str:
+    """The message of ``exc`` as the command line says it: arguments under their option
+    names (``--top-n: must be from 1 to 100``), never the library's field names."""
+    if isinstance(exc, InvalidArgumentError) and exc.argument in CLI_ARGUMENT_NAMES:
+        return f"{CLI_ARGUMENT_NAMES[exc.argument]}: {exc.detail}"
+    return str(exc)
 
 
 def _configure_logging() -> None:
@@ -69,11 +107,16 @@ def _configure_logging() -> None:
     stderr only at ``GITQUARRY_LOG=info|warning|debug``."""
     import logging
 
+    class EscapingFormatter(logging.Formatter):
+        """Log lines carry repository paths and commit text: escaped like all output."""
+
+        def formatMessage(self, record: logging.LogRecord) -> str:
+            return printable(super().formatMessage(record))
+
     level = os.environ.get("GITQUARRY_LOG", "error").upper()
-    logging.basicConfig(
-        level=getattr(logging, level, logging.ERROR),
-        format="gitquarry %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(EscapingFormatter("gitquarry %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=getattr(logging, level, logging.ERROR), handlers=[handler])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except ClickException as exc:  # usage errors: exit 2
-        exc.show()
+        exc.show(file=_EscapingStderr())  # type: ignore[arg-type]
         sys.exit(exc.exit_code)
     except typer.Abort:
         _echo_err("Aborted.")
@@ -94,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
         _echo_err("Interrupted.")
         sys.exit(130)
     except GitquarryError as exc:
-        _echo_err(f"Error: {exc}")
+        _echo_err(f"Error: {cli_message(exc)}")
         sys.exit(exc.exit_code)
     except Exception as exc:  # a bug: say so plainly, traceback only on request
         if os.environ.get("GITQUARRY_DEBUG"):

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from gitquarry.workspace import Workspace, resolve_workspace
 
@@ -18,12 +19,48 @@ stdout = Console(highlight=False, soft_wrap=True, markup=False)
 #: progress bars, warnings and errors
 stderr = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
+def _plain_flags(params: list[Any]) -> list[Any]:
+    """Flags take no value: show none (not ``<bool>``) in help."""
+    for param in params:
+        if getattr(param, "is_flag", False) and getattr(param, "metavar", None) is None:
+            param.metavar = ""
+    return params
+
+
+def _plain_usage(pieces: list[str]) -> list[str]:
+    """``QUERY`` for a required argument in the usage line (not ``{QUERY}``)."""
+    return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class Command(TyperCommand):
+    """Every gitquarry command: help lists flags without a value type and the usage line
+    shows arguments the usual way (``QUERY``, ``[PATH]``)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return _plain_usage(super().collect_usage_pieces(ctx))
+
+
+class Group(TyperGroup):
+    """A command group with the same help conventions as :class:`Command`."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _plain_flags(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return _plain_usage(super().collect_usage_pieces(ctx))
+
+
 ProjectOption = Annotated[
     Path | None,
     typer.Option(
         "--project",
         "-p",
-        help="Workspace directory (default: nearest indexed ancestor of the current directory).",
+        help="Workspace directory, or any directory inside it: its nearest indexed ancestor "
+        "is used, as git finds a repository (default: the current directory).",
+        metavar="DIR",
         file_okay=False,
         show_default=False,
     ),
@@ -43,10 +80,35 @@ def open_workspace(
     return workspace
 
 
+#: JSON leaves DEL and the C1 controls (U+0080-U+009F, e.g. CSI) raw; write them as \\u escapes
+_JSON_CONTROL = {i: f"\\u{i:04x}" for i in (0x7F, *range(0x80, 0xA0))}
+
+
 def print_json(data: Any) -> None:
-    """Write ``data`` as pretty JSON to stdout (UTF-8, no ASCII escaping)."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Write ``data`` as pretty JSON to stdout (UTF-8, no ASCII escaping except control
+    characters: JSON escapes C0 itself, DEL and C1 are escaped here, so JSON printed to a
+    terminal cannot drive it either; the decoded values are unchanged)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False).translate(_JSON_CONTROL)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``1 node``, ``2 nodes``, ``2,000 commits`` (``many`` defaults to ``one + "s"``)."""
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+def out(line: str | Text = "") -> None:
+    """One line on stdout. A ``str`` is escaped with :func:`printable` (the one escaping
+    step for terminal output); a ``Text`` must be built from escaped pieces."""
+    stdout.print(line if isinstance(line, Text) else printable(line), markup=False,
+                 highlight=False)
+
+
+def note(line: str | Text) -> None:
+    """One line of progress or summary on stderr, escaped like :func:`out`."""
+    stderr.print(line if isinstance(line, Text) else printable(line), markup=False,
+                 highlight=False)
 
 
 def warn(message: str) -> None:

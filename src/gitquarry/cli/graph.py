@@ -3,29 +3,38 @@
 Each command parses its options, makes one ``gitquarry.graph`` call and formats the result.
 Text output of ``search`` is the seed's: ``  [kind] ref_id: summary`` per result, the snippet
 (when there is one) on the next line indented four spaces, or ``No results found.``;
-control characters in them (except tab) are printed as escapes (``cli.common.printable``).
+control characters in them (except tab) are printed as escapes (``cli.common.printable``),
+and the snippet's ``<b>`` marks are shown bold on a terminal (kept as ``<b>`` in ``--json``
+and MCP).
 Warnings and progress go to stderr; errors are raised and translated by ``cli.app.main``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from gitquarry.cli.common import (
+    Command,
+    Group,
     JsonOption,
     ProjectOption,
+    count,
+    note,
     open_workspace,
+    out,
     print_json,
     printable,
-    stderr,
     warn,
 )
 from gitquarry.graph import GraphIndexReport, reindex_workspace, search_graph
 
 graph_app = typer.Typer(
     name="graph",
+    cls=Group,
     help="Architecture graph (beadloom YAML + Markdown docs) index commands.",
     no_args_is_help=True,
 )
@@ -39,24 +48,30 @@ def _report_warnings(report: GraphIndexReport) -> None:
 def _summary_line(report: GraphIndexReport) -> str:
     engine = "FTS5" if report.fts5 else "LIKE fallback (this SQLite has no FTS5)"
     return (
-        f"Indexed architecture graph: {report.nodes} nodes, {report.edges} edges, "
-        f"{report.docs} docs ({report.unlinked_docs} unlinked), {report.chunks} chunks; "
+        f"Indexed architecture graph: {count(report.nodes, 'node')}, "
+        f"{count(report.edges, 'edge')}, {count(report.docs, 'doc')} "
+        f"({report.unlinked_docs} unlinked), {count(report.chunks, 'chunk')}; "
         f"search: {engine}; {report.duration_ms / 1000:.2f}s"
     )
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="Words to find (all must match).")],
+    query: Annotated[
+        str, typer.Argument(help="Words to find (all must match).", metavar="QUERY")
+    ],
     kind: Annotated[
         str | None,
         typer.Option(
             "--kind",
+            metavar="KIND",
             help="Only nodes of this kind (domain, feature, service, entity, adr, or any "
             "other kind the graph uses).",
             show_default=False,
         ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", help="Maximum results (1-100).")] = 10,
+    limit: Annotated[
+        int, typer.Option("--limit", metavar="N", help="Maximum results (1-100).")
+    ] = 10,
     json_output: JsonOption = False,
     project: ProjectOption = None,
 ) -> None:
@@ -68,34 +83,45 @@ def search(
     response = search_graph(workspace, query, kind=kind, limit=limit)
     if response.refreshed is not None:
         _report_warnings(response.refreshed)
-        stderr.print(_summary_line(response.refreshed), markup=False, soft_wrap=True)
+        note(_summary_line(response.refreshed))
     if json_output:
         print_json([r.to_dict() for r in response.results])
         return
     if not response.results:
-        typer.echo("No results found.")
+        out("No results found.")
         return
     for result in response.results:
-        # graph and doc text may hold terminal escapes: shown escaped, never raw (not in JSON)
-        kind, ref_id, summary = (printable(t) for t in (result.kind, result.ref_id, result.summary))
-        typer.echo(f"  [{kind}] {ref_id}: {summary}")
+        out(f"  [{result.kind}] {result.ref_id}: {result.summary}")
         if result.snippet:
-            typer.echo(f"    {printable(result.snippet)}")
+            out(Text.assemble("    ", highlighted(result.snippet)))
 
 
-@graph_app.command("reindex")
+def highlighted(snippet: str) -> Text:
+    """A search snippet with its ``<b>…</b>`` marks as bold text (shown bold on a terminal,
+    plain when piped); the text between them escaped with ``printable``."""
+    text = Text()
+    bold = False
+    for part in re.split(r"(</?b>)", snippet):
+        if part in ("<b>", "</b>"):
+            bold = part == "<b>"
+        elif part:
+            text.append(printable(part), style="bold" if bold else None)
+    return text
+
+
+@graph_app.command("reindex", cls=Command)
 def reindex(json_output: JsonOption = False, project: ProjectOption = None) -> None:
     """Rebuild the architecture-graph index from the graph and docs files now."""
-    workspace = open_workspace(project)
+    workspace = open_workspace(project, for_search=True)
     report = reindex_workspace(workspace)
     _report_warnings(report)
     if json_output:
         print_json(report.to_dict())
     else:
-        typer.echo(_summary_line(report))
+        out(_summary_line(report))
 
 
 def register(app: typer.Typer) -> None:
     """Add ``search`` and the ``graph`` command group to ``app``."""
-    app.command("search")(search)
+    app.command("search", cls=Command)(search)
     app.add_typer(graph_app, name="graph")

@@ -10,28 +10,21 @@ import typer
 
 from gitquarry.bounded import bound_history_response, cut_text
 from gitquarry.cli.common import (
+    Command,
     JsonOption,
     ProjectOption,
+    count,
+    note,
     open_workspace,
+    out,
     print_json,
     printable,
-    stderr,
-    stdout,
     warn,
 )
 from gitquarry.cli.index_run import run_index
 from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
-from gitquarry.retrieval.filters import compile_glob, parse_time
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return one if n == 1 else many
-
-
-def _count(n: int, one: str, many: str) -> str:
-    """``1 commit``, ``2,000 commits``."""
-    return f"{n:,} {_plural(n, one, many)}"
+from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
 
 
 def _short_date(ts: int) -> str:
@@ -75,12 +68,12 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
 def register(app: typer.Typer) -> None:
     """Add index, history, status and rebuild-index to ``app``."""
 
-    @app.command("index")
+    @app.command("index", cls=Command)
     def index_cmd(
         path: Annotated[
             Path | None,
             typer.Argument(help="Workspace directory to index (default: current directory).",
-                           file_okay=False, show_default=False),
+                           metavar="PATH", file_okay=False, show_default=False),
         ] = None,
         no_embed: Annotated[
             bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
@@ -93,12 +86,12 @@ def register(app: typer.Typer) -> None:
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
         raise typer.Exit(code)
 
-    @app.command("rebuild-index")
+    @app.command("rebuild-index", cls=Command)
     def rebuild_cmd(
         path: Annotated[
             Path | None,
             typer.Argument(help="Workspace directory (default: current directory).",
-                           file_okay=False, show_default=False),
+                           metavar="PATH", file_okay=False, show_default=False),
         ] = None,
         no_embed: Annotated[
             bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
@@ -118,11 +111,11 @@ def register(app: typer.Typer) -> None:
                 except OSError as exc:
                     raise IndexAccessError(target, exc.strerror or str(exc)) from exc
         if not as_json:
-            stderr.print(f"Removed {workspace.db_path}; rebuilding.", highlight=False)
+            note(f"Removed {workspace.db_path}; rebuilding.")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
         raise typer.Exit(code)
 
-    @app.command("history")
+    @app.command("history", cls=Command)
     def history_cmd(
         query: Annotated[
             str,
@@ -130,23 +123,30 @@ def register(app: typer.Typer) -> None:
         ],
         files_glob: Annotated[
             str | None,
-            typer.Option("--files-glob", "-g",
-                         help="Only commits changing a matching path, e.g. 'src/**/*.py'."),
+            typer.Option("--files-glob", "-g", metavar="GLOB",
+                         help="Only commits changing a matching path, gitignore-style: "
+                         "'src/**/*.py', '*.md', or a directory such as 'docs' or 'src/lib'."),
         ] = None,
         after: Annotated[
             str | None,
-            typer.Option("--after", help="Committed at or after: Unix seconds or ISO-8601 date."),
+            typer.Option("--after", metavar="TIME",
+                         help="Committed at or after TIME: an ISO-8601 date or time "
+                         "(2024-05-01, 20240501, 2024-05-01T12:00Z) or Unix seconds."),
         ] = None,
         before: Annotated[
             str | None,
-            typer.Option("--before", help="Committed at or before: Unix seconds or ISO-8601."),
+            typer.Option("--before", metavar="TIME",
+                         help="Committed at or before TIME (a date includes that whole day)."),
         ] = None,
         top_n: Annotated[
-            int | None, typer.Option("--top-n", "-n", help="Results to return (1-100).")
+            int | None,
+            typer.Option("--top-n", "-n", metavar="N", help="Results to return (1-100).",
+                         show_default=False),
         ] = None,
         mode: Annotated[
             str | None,
-            typer.Option("--mode", "-m", help="hybrid (default), semantic or lexical."),
+            typer.Option("--mode", "-m", metavar="MODE",
+                         help="hybrid (default), semantic or lexical."),
         ] = None,
         explain: Annotated[
             bool, typer.Option("--explain", help="Show BM25 rank, vector rank and similarity.")
@@ -158,38 +158,51 @@ def register(app: typer.Typer) -> None:
         from gitquarry.history.service import HistorySearcher
 
         workspace = open_workspace(project, for_search=True)
+        bounds = {
+            name: interpret_time(value, end_of_day=name == "before")
+            for name, value in (("after", after), ("before", before)) if value is not None
+        }
         searcher = HistorySearcher(workspace)
         try:
             response = searcher.search(
                 query,
                 top_n=top_n if top_n is not None else workspace.config.search.top_n,
                 files_glob=files_glob,
-                after=parse_time(after),
-                before=parse_time(before, end_of_day=True),
+                after=bounds["after"].seconds if "after" in bounds else None,
+                before=bounds["before"].seconds if "before" in bounds else None,
                 mode=mode,
             )
         finally:
             searcher.close()
         if as_json:
-            print_json(bound_history_response(response.to_dict(explain=explain)))
+            data = bound_history_response(response.to_dict(explain=explain))
+            data["filters"] = {
+                "files_glob": files_glob,
+                **{name: bound.to_dict() for name, bound in bounds.items()},
+            }
+            print_json(data)
             return
         for w in response.warnings:
             warn(w.message)
+        if explain:
+            for name, bound in bounds.items():
+                note(
+                    f"--{name} {bound.given} read as {READINGS[bound.reading]}: "
+                    f"{format_time(bound.seconds)} ({bound.seconds})")
         if not response.results:
-            stdout.print(f"No commits found ({response.total_commits_indexed:,} indexed).")
+            out(f"No commits found ({response.total_commits_indexed:,} indexed).")
             return
         for n, r in enumerate(response.results, start=1):
             for line in _format_result(n, r, files_glob, explain):
-                stdout.print(line, markup=False, highlight=False)
-        stderr.print(
-            f"{len(response.results)} of {response.total_commits_indexed:,} commits · "
+                out(line)
+        note(
+            f"{count(len(response.results), 'result', 'results')} of "
+            f"{count(response.total_commits_indexed, 'commit', 'commits')} · "
             f"mode {response.effective_mode}"
             + (f" (requested {response.requested_mode})"
-               if response.requested_mode != response.effective_mode else ""),
-            highlight=False,
-        )
+               if response.requested_mode != response.effective_mode else ""))
 
-    @app.command("status")
+    @app.command("status", cls=Command)
     def status_cmd(as_json: JsonOption = False, project: ProjectOption = None) -> None:
         """Show what is indexed: repositories, commits, embeddings, graph, last update, size."""
         workspace = open_workspace(project, for_search=True)
@@ -201,45 +214,36 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(status)
             return
-        stdout.print(f"Workspace: {status['workspace']}", highlight=False)
-        stdout.print(
-            f"Index:     {status['index']} ({_human_bytes(status['index_bytes'])})",
-            highlight=False,
-        )
-        stdout.print(f"Commits:   {status['total_commits']:,}")
+        out(f"Workspace: {status['workspace']}")
+        out(
+            f"Index:     {status['index']} ({_human_bytes(status['index_bytes'])})")
+        out(f"Commits:   {status['total_commits']:,}")
         emb = status.get("embeddings") or {}
         if emb:
-            stdout.print(
+            out(
                 f"Embedded:  {emb.get('embedded', 0):,} of {status['total_commits']:,} "
-                f"({emb.get('fraction', 0.0):.0%}) with {emb.get('namespace', '-')}",
-                highlight=False,
-            )
+                f"({emb.get('fraction', 0.0):.0%}) with {emb.get('namespace', '-')}")
         else:
-            stdout.print(
+            out(
                 f"Embedded:  0 of {status['total_commits']:,} (run `gitquarry index` to "
-                "compute vectors)",
-                highlight=False,
-            )
-        stdout.print(f"Repositories: {len(status['repositories'])}")
+                "compute vectors)")
+        out(f"Repositories: {len(status['repositories'])}")
         for repo in status["repositories"]:
             when = (
                 datetime.fromtimestamp(repo["last_indexed_at"], UTC).strftime("%Y-%m-%d %H:%M UTC")
                 if repo["last_indexed_at"] else "never"
             )
             flag = " (interrupted run; next index resumes)" if repo["run_in_progress"] else ""
-            stdout.print(
-                f"  {repo['path']}  {_count(repo['commits'], 'commit', 'commits')}, "
-                f"{_count(repo['refs'], 'ref', 'refs')}, updated {when}{flag}",
-                highlight=False,
-            )
+            out(
+                f"  {repo['path']}  {count(repo['commits'], 'commit', 'commits')}, "
+                f"{count(repo['refs'], 'ref', 'refs')}, updated {when}{flag}")
         graph = status.get("graph")
         if graph:
-            stdout.print(
-                f"Graph:     {graph.get('nodes', 0)} nodes, {graph.get('edges', 0)} edges, "
-                f"{graph.get('docs', 0)} docs, {graph.get('chunks', 0)} chunks",
-                highlight=False,
-            )
+            out(
+                f"Graph:     {count(graph.get('nodes', 0), 'node', 'nodes')}, "
+                f"{count(graph.get('edges', 0), 'edge', 'edges')}, "
+                f"{count(graph.get('docs', 0), 'doc', 'docs')}, "
+                f"{count(graph.get('chunks', 0), 'chunk', 'chunks')}")
             unlinked = graph.get("unlinked_docs") or []
             if unlinked:
-                stdout.print(f"  unlinked docs ({len(unlinked)}): {', '.join(unlinked[:10])}",
-                             highlight=False)
+                out(f"  unlinked docs ({len(unlinked)}): {', '.join(unlinked[:10])}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from gitquarry.cli.common import error, print_json, stderr, stdout, warn
+from gitquarry.cli.common import error, note, out, print_json, warn
 from gitquarry.cli.progress import RichProgress
 from gitquarry.workspace import Workspace
 
@@ -88,29 +88,25 @@ def run_index(
         repos = _count(n_repos, "repository", "repositories")
         total = _count(report.total_commits, "commit", "commits")
         if not history_on:
-            stdout.print(
-                "Commit history not indexed: [git_indexing] enabled = false.", highlight=False
-            )
+            out(
+                "Commit history not indexed: [git_indexing] enabled = false.")
         elif report.up_to_date and not report.failed:
             nothing = " Nothing to do." if not extras.did_work else ""
-            stdout.print(
-                f"Commit history is up to date: {total} in {repos}.{nothing}", highlight=False
-            )
+            out(
+                f"Commit history is up to date: {total} in {repos}.{nothing}")
         else:
-            stdout.print(
+            out(
                 f"Indexed {_count(report.new_commits, 'new commit', 'new commits')}, "
                 f"pruned {report.pruned_commits:,}, in {repos} ({report.seconds:.1f} s). "
-                f"Total: {total}.",
-                highlight=False,
-            )
+                f"Total: {total}.")
         for line in extras.summary_lines():
-            stdout.print(line, highlight=False)
+            out(line)
         for message in extras.warnings:
             warn(message)
         for message in extras.errors:
             error(message)
         if not quiet:
-            stderr.print(f"Done in {elapsed:.2f} s.", highlight=False)
+            note(f"Done in {elapsed:.2f} s.")
         if n_repos == 0 and history_on:
             warn(f"no Git repositories found under {workspace.root}")
     return 1 if report.failed or history_error is not None or extras.errors else 0

@@ -6,13 +6,13 @@ import logging
 
 import typer
 
-from gitquarry.cli.common import ProjectOption
+from gitquarry.cli.common import Command, ProjectOption
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``mcp`` command to ``app``."""
 
-    @app.command("mcp")
+    @app.command("mcp", cls=Command)
     def mcp_cmd(project: ProjectOption = None) -> None:
         """Serve search_git_history and search to an MCP client over stdio."""
         from gitquarry.mcp.server import serve_stdio

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -15,7 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from gitquarry.cli.common import stderr
+from gitquarry.cli.common import printable, stderr
 
 
 class _RateColumn(TextColumn):
@@ -68,7 +69,8 @@ class RichProgress:
     def phase(self, name: str, total: int | None) -> None:
         if self._task is not None:
             self._progress.update(self._task, completed=self._progress.tasks[-1].total or 0)
-        self._task = self._progress.add_task(name, total=total)
+        # names hold repository paths: escaped, and never read as Rich markup
+        self._task = self._progress.add_task(escape(printable(name)), total=total)
 
     def advance(self, units: int) -> None:
         if self._task is not None:
@@ -76,4 +78,4 @@ class RichProgress:
 
     def note(self, message: str) -> None:
         if not self.quiet:
-            self._progress.console.print(message, markup=False, highlight=False)
+            self._progress.console.print(printable(message), markup=False, highlight=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
-from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME, compile_glob
+from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME, check_time_range, compile_glob
 from gitquarry.retrieval.fts import (
     document_fractions,
     fts5_match_expression,
@@ -355,15 +355,7 @@ def validate_request(
     validate_top_n(top_n)
     if mode not in ("lexical", "semantic", "hybrid"):
         raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
-    for name, bound in (("after", after), ("before", before)):
-        if bound is not None and not MIN_TIME <= bound <= MAX_TIME:
-            raise InvalidArgumentError(
-                name, f"{bound} is outside the Unix-seconds range SQLite can store"
-            )
-    if after is not None and before is not None and after > before:
-        raise InvalidArgumentError(
-            "after/before", f"the lower bound {after} is later than the upper bound {before}"
-        )
+    check_time_range(after, before)
     if files_glob:
         compile_glob(files_glob)
 

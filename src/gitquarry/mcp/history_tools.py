@@ -21,8 +21,9 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.bounded import bound_history_response
-from gitquarry.errors import GitquarryError
+from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.history.service import HistorySearcher
+from gitquarry.retrieval.filters import interpret_time
 from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
@@ -67,6 +68,21 @@ _DESCRIPTION = (
 )
 
 
+#: How this tool names the library's arguments (``InvalidArgumentError.argument``).
+TOOL_ARGUMENT_NAMES = {
+    "after": "after_timestamp",
+    "before": "before_timestamp",
+    "after/before": "after_timestamp/before_timestamp",
+}
+
+
+def tool_message(exc: GitquarryError) -> str:
+    """``exc``'s message with arguments under this tool's parameter names."""
+    if isinstance(exc, InvalidArgumentError) and exc.argument in TOOL_ARGUMENT_NAMES:
+        return f"{TOOL_ARGUMENT_NAMES[exc.argument]}: {exc.detail}"
+    return str(exc)
+
+
 def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher) -> None:
     """Add ``search_git_history`` to ``server``, answering from ``searcher`` (one per process,
     so the embedding model loads once). Calls are serialised on one lock."""
@@ -93,12 +109,18 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
                     before=before_timestamp,
                 )
         except GitquarryError as exc:
-            raise ToolError(f"{exc.code}: {exc}") from exc
+            raise ToolError(f"{exc.code}: {tool_message(exc)}") from exc
         data = response.to_dict()
         for warning in workspace.config.warnings:  # refused repository-owned settings
             data["warnings"].append(warning.message)
             data["warning_details"].append({"code": warning.code, "message": warning.message})
         data = bound_history_response(data)
+        data["filters"] = {
+            "files_glob": files_glob,
+            **{name: interpret_time(value).to_dict()
+               for name, value in (("after", after_timestamp), ("before", before_timestamp))
+               if value is not None},
+        }
         # sent once: the JSON text block (structured content would repeat it)
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]

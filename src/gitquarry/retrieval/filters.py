@@ -1,20 +1,38 @@
 """Candidate filters applied before ranking: changed-file globs and time ranges.
 
-Globs have gitignore-style semantics via ``wcmatch``: ``**`` spans directories
-(``src/**/*.py`` matches ``src/a.py`` and ``src/x/y/a.py``, not ``lib/src/a.py``), ``*`` and
-``?`` stay within one path segment, ``{a,b}`` expands, dotfiles match. A pattern without ``/``
-matches the file name at any depth (``*.md`` is ``**/*.md``), as in ``.gitignore``.
+Globs follow ``.gitignore`` (and ``git log -- <pathspec>``) rules, matched with ``wcmatch``:
+
+- ``**`` spans directories (``src/**/*.py`` matches ``src/a.py`` and ``src/x/y/a.py``, not
+  ``lib/src/a.py``); ``*`` and ``?`` stay within one path segment; ``{a,b}`` expands;
+  dotfiles match.
+- A pattern with no ``/`` except a trailing one matches at any depth (``*.md`` is
+  ``**/*.md``; ``docs/`` matches ``pkg/docs/``); a ``/`` at the start or in the middle anchors
+  it at the repository root (``/src/lib``, ``src/lib``).
+- A pattern that names a directory matches every file under it: ``docs``, ``src/lib``,
+  ``/src/lib``. A trailing ``/`` matches directories only (``docs/`` does not match a file
+  named ``docs``).
+- Unicode-equivalent names match: both the pattern and the path are compared in NFC, so a
+  name committed decomposed (NFD, as macOS writes it) matches a composed pattern. Stored paths
+  are never changed.
+
+Time bounds accept Unix seconds, ``@<seconds>``, and ISO-8601 in extended or basic format.
+An all-digit value of exactly 8 digits is a basic-format date ``YYYYMMDD`` (``20240501``);
+any other all-digit value is Unix seconds (write ``@12345678`` for the 8-digit seconds of
+1970-05-23 to 1973-03-03). :func:`interpret_time` says which reading was taken.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
 
 from wcmatch import glob as wcglob
 
-from gitquarry.errors import InvalidGlobError, InvalidTimeError
+from gitquarry.errors import InvalidArgumentError, InvalidGlobError, InvalidTimeError
 
 _FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
@@ -51,73 +69,147 @@ def _check_brackets(pattern: str) -> None:
         raise InvalidGlobError(pattern, "unclosed '{'")
 
 
+def _nfc(text: str) -> str:
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
 def compile_glob(pattern: str) -> PathMatcher:
-    """Compile ``pattern`` into a predicate over repository-relative POSIX paths.
+    """Compile ``pattern`` into a predicate over repository-relative POSIX paths, with the
+    rules of the module docstring.
 
     :raises InvalidGlobError: empty pattern, NUL byte, unclosed ``[`` or ``{``, unmatched
-        ``}``, a leading ``/`` or ``!`` (negation is not supported), or a pattern wcmatch
-        rejects.
+        ``}``, a leading ``!`` (negation is not supported), or a pattern wcmatch rejects.
     """
     original = pattern
-    pattern = pattern.strip()
+    pattern = _nfc(pattern.strip())
     while pattern.startswith("./"):
         pattern = pattern[2:]  # paths are repository-relative: ./src/a.py is src/a.py
-    if not pattern:
-        raise InvalidGlobError(original, "the pattern is empty")
     if len(pattern) > MAX_GLOB_CHARS:
         raise InvalidGlobError(original[:80] + "...", f"longer than {MAX_GLOB_CHARS} characters")
     if "\x00" in pattern:
         raise InvalidGlobError(pattern, "NUL character in pattern")
     if pattern.startswith("!"):
         raise InvalidGlobError(pattern, "negated patterns are not supported")
-    _check_brackets(pattern)
-    effective = pattern.lstrip("/") if pattern.startswith("/") else pattern
-    if "/" not in pattern:
-        effective = "**/" + pattern
-    if effective.endswith("/"):
-        effective += "**"
+    anchored = pattern.startswith("/")
+    directory_only = pattern.endswith("/")
+    base = pattern.strip("/")
+    if not base:
+        raise InvalidGlobError(original, "the pattern is empty")
+    _check_brackets(base)
+    if not anchored and "/" not in base:
+        base = "**/" + base  # no slash but a trailing one: at any depth
+    variants = [base + "/**"] if directory_only else [base, base + "/**"]
     try:
-        regexes = wcglob.translate(effective, flags=_FLAGS)[0]
-        compiled = [re.compile(r) for r in regexes]
+        regexes = [rx for v in variants for rx in wcglob.translate(v, flags=_FLAGS)[0]]
+        compiled = re.compile("|".join(f"(?:{rx})" for rx in regexes))
     except Exception as exc:  # wcmatch: ValueError, PatternLimitException (too many braces)
         raise InvalidGlobError(original, str(exc) or type(exc).__name__) from exc
 
     def match(path: str) -> bool:
-        return any(rx.fullmatch(path) for rx in compiled)
+        return compiled.fullmatch(_nfc(path)) is not None
 
     return match
 
 
-def parse_time(value: str | int | None, *, end_of_day: bool = False) -> int | None:
-    """Parse a time bound into Unix seconds (UTC).
+@dataclass(frozen=True, kw_only=True)
+class TimeBound:
+    """A parsed time bound: ``seconds`` (Unix, UTC) from ``given``, read as ``reading``
+    (``"unix_seconds"``, ``"iso_date"``, ``"iso_basic_date"`` for ``YYYYMMDD``,
+    ``"iso_datetime"``). ``end_of_day`` bounds of a date are its last second."""
 
-    Accepts an int, a string of digits (Unix seconds, optionally negative), or ISO-8601
-    (``2024-05-01``, ``2024-05-01T12:00``, ``2024-05-01T12:00:00+02:00``, ``...Z``). A date or
-    time without an offset is taken as UTC. A bare date is its first second, or with
-    ``end_of_day`` its last (so ``--before 2024-05-01`` includes that whole day).
-    :raises InvalidTimeError: anything else.
+    given: str
+    seconds: int
+    reading: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"given", "timestamp", "utc", "read_as"}`` for JSON output and ``--explain``."""
+        return {"given": self.given, "timestamp": self.seconds, "utc": format_time(self.seconds),
+                "read_as": self.reading}
+
+
+READINGS = {
+    "unix_seconds": "Unix seconds",
+    "iso_date": "an ISO-8601 date",
+    "iso_basic_date": "an ISO-8601 basic date (YYYYMMDD)",
+    "iso_datetime": "an ISO-8601 date and time",
+}
+
+
+def format_time(seconds: int) -> str:
+    """``seconds`` as ISO-8601 UTC (``2024-05-01T00:00:00Z``); out of the calendar's range,
+    ``@<seconds>``."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (OverflowError, OSError, ValueError):
+        return f"@{seconds}"
+
+
+def _checked(seconds: int, value: str) -> int:
+    if not MIN_TIME <= seconds <= MAX_TIME:
+        raise InvalidTimeError(value)
+    return seconds
+
+
+def interpret_time(value: str | int, *, end_of_day: bool = False) -> TimeBound:
+    """Parse a time bound (see the module docstring for the accepted forms and the rule for
+    all-digit values). A date or time without an offset is UTC. A bare date is its first
+    second, or with ``end_of_day`` its last (``--before 2024-05-01`` includes that day).
+
+    :raises InvalidTimeError: anything else, or a value outside signed 64-bit seconds.
     """
-    if value is None:
-        return None
     if isinstance(value, bool):
         raise InvalidTimeError(str(value))
     if isinstance(value, int):
-        if not MIN_TIME <= value <= MAX_TIME:
-            raise InvalidTimeError(str(value))
-        return value
+        return TimeBound(given=str(value), seconds=_checked(value, str(value)),
+                         reading="unix_seconds")
     text = value.strip()
-    if re.fullmatch(r"-?\d+", text):
-        number = int(text)
-        if not MIN_TIME <= number <= MAX_TIME:
-            raise InvalidTimeError(value)
-        return number
+    if re.fullmatch(r"@-?\d+", text):
+        return TimeBound(given=value, seconds=_checked(int(text[1:]), value),
+                         reading="unix_seconds")
+    if re.fullmatch(r"-?\d+", text) and not re.fullmatch(r"\d{8}", text):
+        return TimeBound(given=value, seconds=_checked(int(text), value), reading="unix_seconds")
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        day = None
+    if day is not None:
+        start = int(datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp())
+        reading = "iso_basic_date" if re.fullmatch(r"\d{8}", text) else "iso_date"
+        return TimeBound(given=value, seconds=start + (86_399 if end_of_day else 0),
+                         reading=reading)
+    if re.fullmatch(r"\d{8}", text):
+        raise InvalidTimeError(value)  # 8 digits that are no date: say so, don't guess seconds
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
         raise InvalidTimeError(value) from exc
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    seconds = int(dt.timestamp())
-    if end_of_day and re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        seconds += 86_399
-    return seconds
+    return TimeBound(given=value, seconds=_checked(int(dt.timestamp()), value),
+                     reading="iso_datetime")
+
+
+def parse_time(value: str | int | None, *, end_of_day: bool = False) -> int | None:
+    """``interpret_time(value).seconds``, or None for None.
+
+    :raises InvalidTimeError: see :func:`interpret_time`.
+    """
+    if value is None:
+        return None
+    return interpret_time(value, end_of_day=end_of_day).seconds
+
+
+def check_time_range(after: int | None, before: int | None) -> None:
+    """:raises InvalidArgumentError: a bound outside signed 64-bit seconds, or ``after`` later
+    than ``before`` (named ``after``, ``before``, ``after/before``; times shown as dates)."""
+    for name, bound in (("after", after), ("before", before)):
+        if bound is not None and not MIN_TIME <= bound <= MAX_TIME:
+            raise InvalidArgumentError(
+                name, f"{bound} is outside the Unix-seconds range SQLite can store"
+            )
+    if after is not None and before is not None and after > before:
+        raise InvalidArgumentError(
+            "after/before",
+            f"the lower bound {format_time(after)} is later than the upper bound "
+            f"{format_time(before)}",
+        )
