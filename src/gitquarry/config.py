@@ -117,6 +117,26 @@ class GraphConfig:
 
 
 @dataclass
+class DocsConfig:
+    """``[docs]``: repository-documentation search. Machine-local settings only (limits and
+    defaults); which files form the corpus is the repository's own tracked policy."""
+
+    #: blobs larger than this are excluded (``too_large``) and never read.
+    max_blob_bytes: int = 1024 * 1024
+    #: chunk bound in characters; sections shorter than ``chunk_min_chars`` merge forward.
+    chunk_max_chars: int = 1500
+    chunk_min_chars: int = 200
+    #: bytes of document text the in-memory full-text indexes of one process may hold.
+    lexical_cache_bytes: int = 256 * 1024 * 1024
+    #: default search mode and result count.
+    mode: Literal["hybrid", "fulltext"] = "hybrid"
+    limit: int = 10
+    #: ``gitquarry index`` also refreshes the HEAD docs set of registered repositories
+    #: under the workspace.
+    refresh_on_index: bool = True
+
+
+@dataclass
 class TrustConfig:
     """``[trust]``: recorded trust decisions. Read from the user's own file only."""
 
@@ -144,6 +164,7 @@ class Config:
     search: SearchConfig = field(default_factory=SearchConfig)
     graph: GraphConfig = field(default_factory=GraphConfig)
     trust: TrustConfig = field(default_factory=TrustConfig)
+    docs: DocsConfig = field(default_factory=DocsConfig)
     #: files that were read, in order.
     sources: list[Path] = field(default_factory=list)
     #: settings that were refused or ignored (see the module docstring), for the surfaces
@@ -153,7 +174,7 @@ class Config:
 
 #: Sections of the schema (the fields of ``Config`` that are TOML tables).
 SECTIONS: tuple[str, ...] = (
-    "indexing", "git_indexing", "embedding", "search", "graph", "trust",
+    "indexing", "git_indexing", "embedding", "search", "graph", "docs", "trust",
 )
 
 #: ``(section, key)`` pairs a repository-owned file (``<workspace>/.gitquarry.toml``) may set:
@@ -171,6 +192,9 @@ REPOSITORY_OWNED_KEYS: frozenset[tuple[str, str]] = frozenset({
     ("search", "semantic_weight"),
     ("graph", "graph_dir"),
     ("graph", "docs_dir"),
+    # [docs]: only the ranking defaults; size limits, chunking and cache bounds are the user's
+    ("docs", "mode"),
+    ("docs", "limit"),
 })
 
 #: Repository-owned keys holding a directory: accepted from a repository-owned file only when
@@ -411,6 +435,17 @@ def _validate(config: Config, path: Path | None) -> None:
         raise bad("[search] top_n", "must be from 1 to 100")
     if config.graph.chunk_max_chars < 100:
         raise bad("[graph] chunk_max_chars", "must be >= 100")
+    docs = config.docs
+    if not 1024 <= docs.max_blob_bytes <= 64 * 1024 * 1024:
+        raise bad("[docs] max_blob_bytes", "must be from 1024 to 67108864")
+    if not 200 <= docs.chunk_max_chars <= 20_000:
+        raise bad("[docs] chunk_max_chars", "must be from 200 to 20000")
+    if not 0 <= docs.chunk_min_chars < docs.chunk_max_chars:
+        raise bad("[docs] chunk_min_chars", "must be >= 0 and below chunk_max_chars")
+    if docs.lexical_cache_bytes < 0:
+        raise bad("[docs] lexical_cache_bytes", "must be >= 0")
+    if not 1 <= docs.limit <= 50:
+        raise bad("[docs] limit", "must be from 1 to 50")
     index_dir = config.indexing.index_dir.strip()
     if index_dir in ("", ".", "./"):
         raise bad("[indexing] index_dir", "must name a directory other than the workspace")

@@ -440,3 +440,104 @@ class YamlLimitError(YamlInputError):
     expansion)."""
 
     code = "yaml_limit_exceeded"
+
+
+class RevisionNotFoundError(UsageError):
+    """A revision (branch, tag, hash, ``HEAD~3``) names no commit in the repository."""
+
+    code = "revision_not_found"
+
+    def __init__(self, revision: str) -> None:
+        super().__init__(f"revision {revision!r} names no commit in this repository")
+        self.revision = revision
+
+
+# --- repository docs ------------------------------------------------------------------------
+
+
+class RepoDocsPolicyInvalidError(GitquarryError):
+    """The repository's docs policy (``repository_docs`` in ``.gitquarry.yaml`` or
+    ``.gitcode/gitcode-mcp.yaml``) is invalid; nothing is indexed or searched under it.
+
+    ``policy_file`` is the repository-relative file, ``key`` the offending key (or None),
+    ``pattern`` the offending pattern (or None), ``detail`` what is wrong.
+    """
+
+    code = "repository_docs_policy_invalid"
+
+    def __init__(self, policy_file: str, detail: str, *, key: str | None = None,
+                 pattern: str | None = None, line: int = 0) -> None:
+        where = f"{policy_file}:{line}" if line else policy_file
+        super().__init__(
+            f"invalid repository docs policy in {where}: {detail}; correct and commit the policy"
+        )
+        self.policy_file = policy_file
+        self.key = key
+        self.pattern = pattern
+        self.line = line
+        self.detail = detail
+
+
+class RepoDocsRegistrationError(UsageError):
+    """A repository-docs selector does not resolve to exactly one registration.
+
+    ``reason``: ``not_registered``, ``ambiguous`` (several registrations: pass the full
+    selector), ``partial_selector``, ``unknown_selector`` or ``invalid_path``.
+    """
+
+    code = "repository_docs_registration_invalid"
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class RepoDocsStaleGenerationError(GitquarryError):
+    """A selector or rebind names a source generation that is no longer current."""
+
+    code = "repository_docs_source_stale"
+
+    def __init__(self, given: int, current: int) -> None:
+        super().__init__(
+            f"source registration generation {given} is stale (current: {current}); run "
+            "`gitquarry repo-docs sources` for the current selector, or re-register / rebind"
+        )
+        self.given = given
+        self.current = current
+
+
+class RepoDocsBoundaryBlockedError(GitquarryError):
+    """Indexing repository docs needs a provider whose data boundary is ``local_process``
+    or ``local_network``; ``boundary`` is the provider's effective one."""
+
+    code = "repository_docs_provider_boundary_blocked"
+
+    def __init__(self, provider: str, boundary: str) -> None:
+        super().__init__(
+            f"embedding provider {provider!r} has data_boundary {boundary!r}; repository docs "
+            "are only embedded by 'local_process' or 'local_network' providers (full-text "
+            "search needs no provider: `gitquarry repo-docs search --mode fulltext`)"
+        )
+        self.provider = provider
+        self.boundary = boundary
+
+
+class WorktreeOverlayStaleError(GitquarryError):
+    """The working tree changed while an overlay answer was being built."""
+
+    code = "worktree_overlay_stale"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"the working tree changed while answering ({path}); re-run with --include-worktree"
+        )
+        self.path = path
+
+
+class IndexCancelledError(GitquarryError):
+    """An indexing run was cancelled by its caller; work done so far is kept."""
+
+    code = "cancelled"
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} was cancelled; finished work is kept and a re-run resumes")

@@ -64,10 +64,11 @@ def _root(
 
 
 def _register_commands() -> None:
-    from gitquarry.cli import graph, history, mcp
+    from gitquarry.cli import graph, history, mcp, repo_docs
 
     history.register(app)
     graph.register(app)
+    repo_docs.register(app)
     mcp.register(app)
 
 

@@ -23,6 +23,7 @@ from gitquarry.embedding import Embedder, create_embedder
 from gitquarry.errors import EmbeddingError
 from gitquarry.history.document import TEXT_FORMAT
 from gitquarry.history.models import Warning_
+from gitquarry.retrieval.vectors import cosine_top_k
 from gitquarry.store import Store
 
 if TYPE_CHECKING:
@@ -305,7 +306,6 @@ def _top_k(
     """(commit id, cosine) of the best ``limit`` rows passing the filters, best first, ties by
     commit id. One matrix-vector product over every row (no copy of the matrix), then the
     filters as a mask: rows that fail them can never enter the top-k."""
-    sims = matrix.vectors @ qvec.astype(np.float32)
     mask: np.ndarray | None = None
     if filters.after is not None:
         mask = matrix.timestamps >= filters.after
@@ -315,18 +315,10 @@ def _top_k(
     if allowed is not None:
         in_glob = np.isin(matrix.ids, allowed)
         mask = in_glob if mask is None else mask & in_glob
-    if mask is not None:
-        candidates = int(mask.sum())
-        sims = np.where(mask, sims, -np.inf)
-    else:
-        candidates = len(sims)
-    if candidates == 0:
-        return []
-    k = min(limit, candidates)
-    top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
-    kept = [j for j in top.tolist() if np.isfinite(sims[j])]
-    order = sorted(kept, key=lambda j: (-float(sims[j]), int(matrix.ids[j])))
-    return [(int(matrix.ids[j]), float(sims[j])) for j in order]
+    hits = cosine_top_k(matrix.vectors, qvec, limit, mask=mask)
+    # rows are stored in commit-id order, so ties by row index are ties by commit id
+    order = sorted(hits, key=lambda h: (-h[1], int(matrix.ids[h[0]])))
+    return [(int(matrix.ids[j]), sim) for j, sim in order]
 
 
 def find_namespace(

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitquarry.errors import (
     IndexAccessError,
@@ -22,6 +23,9 @@ from gitquarry.errors import (
 )
 from gitquarry.retrieval.tokenize import register_functions
 from gitquarry.store.capabilities import has_table
+
+if TYPE_CHECKING:
+    from gitquarry.store.migrations import Migrations
 
 BUSY_TIMEOUT_MS = 10_000
 #: Tables every index must hold after migrating; one missing means the file was tampered with.
@@ -115,8 +119,17 @@ class Store:
         return total
 
 
-def open_store(path: Path, *, migrate: bool = True) -> Store:
+def open_store(
+    path: Path,
+    *,
+    migrate: bool = True,
+    migrations: Migrations | None = None,
+    required_tables: tuple[str, ...] | None = None,
+) -> Store:
     """Open (creating if needed) the index database at ``path`` and apply pending migrations.
+
+    ``migrations``/``required_tables`` select another database's schema (the repository-docs
+    cache is its own file with its own migration set); default: the main index's.
 
     :raises IndexCorruptError: the file exists but is not a readable SQLite database.
     :raises SchemaTooNewError: the file was written by a newer gitquarry.
@@ -126,6 +139,10 @@ def open_store(path: Path, *, migrate: bool = True) -> Store:
     from gitquarry.store.schema import register_all
 
     register_all()
+    if migrations is None:
+        migrations = MIGRATIONS
+    if required_tables is None:
+        required_tables = REQUIRED_TABLES
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -149,18 +166,18 @@ def open_store(path: Path, *, migrate: bool = True) -> Store:
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS.names):
+        if version > len(migrations.names):
             conn.close()
-            raise SchemaTooNewError(path, version, len(MIGRATIONS.names))
+            raise SchemaTooNewError(path, version, len(migrations.names))
         if migrate:
             try:
-                MIGRATIONS.apply(conn)
+                migrations.apply(conn)
             except sqlite3.OperationalError as exc:
                 if _is_busy(exc) or _is_access(exc):
                     raise
                 # e.g. "table nodes already exists": the recorded steps and the tables disagree
                 raise IndexCorruptError(path, f"schema migration failed: {exc}") from exc
-            missing = [t for t in REQUIRED_TABLES if not has_table(conn, t)]
+            missing = [t for t in required_tables if not has_table(conn, t)]
             if missing:
                 raise IndexCorruptError(path, f"missing tables: {', '.join(missing)}")
     except sqlite3.Error as exc:

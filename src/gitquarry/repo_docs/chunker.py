@@ -1,0 +1,237 @@
+"""Heading-aware chunks of one document, as exact byte and line ranges of its blob.
+
+Sections come from the document's headings: Markdown by the CommonMark block parser (ATX and
+setext headings, none inside code, HTML blocks or front matter), reStructuredText by its
+section titles (underline, optional overline, any adornment character), other text files are
+one section. A section longer than ``max_chars`` characters is split at paragraph (blank
+line) boundaries, then at line boundaries, and a single line longer than the bound at
+character boundaries; a section shorter than ``min_chars`` is merged into the next section
+when the two fit the bound and the next one is its sibling or child (the merged chunk keeps
+the first section's heading path: that is where its citation starts). Leading and trailing
+blank lines are not part of a chunk; whitespace-only chunks are dropped.
+
+A chunk is a locator, never text: ``byte_start``/``byte_end`` (0-based, end exclusive, on
+UTF-8 character boundaries), ``line_start``/``line_end`` (1-based, inclusive) and the
+heading path (``("Deployment", "Nginx", "Configuration")``), which is recomputed from the
+blob whenever it is needed and never stored. The chunk id is a hashing contract:
+``sha256(canonical JSON [blob sha256, byte_start, byte_end, chunk policy key])``, so a
+renamed or re-committed identical file has the same chunk ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitquarry.parsing.markdown import Heading, markdown_headings
+from gitquarry.parsing.rst import rst_titles
+from gitquarry.repo_docs.policy import canonical_json
+
+CHUNK_POLICY_ID = "repo-docs-sections-v1"
+DEFAULT_MAX_CHARS = 1500
+DEFAULT_MIN_CHARS = 200
+
+
+@dataclass(frozen=True)
+class ChunkPolicy:
+    """How documents are cut; ``key`` (id + parameters) is part of every chunk id."""
+
+    max_chars: int = DEFAULT_MAX_CHARS
+    min_chars: int = DEFAULT_MIN_CHARS
+    policy_id: str = CHUNK_POLICY_ID
+
+    @property
+    def key(self) -> str:
+        return f"{self.policy_id}:max={self.max_chars}:min={self.min_chars}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"id": self.policy_id, "max_chars": self.max_chars, "min_chars": self.min_chars}
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """One chunk of a blob (see module docstring for the units)."""
+
+    byte_start: int
+    byte_end: int
+    line_start: int
+    line_end: int
+    heading_path: tuple[str, ...]
+
+
+@dataclass
+class _Lines:
+    text: list[str]  # lines without their "\n"
+    offsets: list[int]  # byte offset of each line's start; one extra entry: total length
+    chars: list[int]  # characters per line, "\n" included
+
+
+def _lines(text: str) -> _Lines:
+    lines = text.split("\n")
+    offsets = [0] * (len(lines) + 1)
+    chars = [0] * len(lines)
+    pos = 0
+    for i, line in enumerate(lines):
+        offsets[i] = pos
+        n = len(line)
+        pos += (n if line.isascii() else len(line.encode("utf-8"))) + 1
+        chars[i] = n + 1
+    offsets[-1] = pos - 1  # the last line has no "\n"
+    return _Lines(lines, offsets, chars)
+
+
+def headings_for(text: str, content_class: str) -> list[Heading]:
+    if content_class == "markdown":
+        return markdown_headings(text)
+    if content_class == "restructuredtext":
+        return rst_titles(text)
+    return []
+
+
+def _sections(headings: Sequence[Heading], n_lines: int) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(first line index, end line index exclusive, heading path) per section."""
+    sections: list[tuple[int, int, tuple[str, ...]]] = []
+    first = headings[0].line_start - 1 if headings else n_lines
+    if first > 0:
+        sections.append((0, first, ()))
+    stack: list[Heading] = []
+    for i, heading in enumerate(headings):
+        while stack and stack[-1].level >= heading.level:
+            stack.pop()
+        stack.append(heading)
+        end = headings[i + 1].line_start - 1 if i + 1 < len(headings) else n_lines
+        sections.append((heading.line_start - 1, end, tuple(h.title for h in stack)))
+    return sections
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _pieces(lines: _Lines, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Split lines [start, end) into runs of at most ``max_chars`` characters: whole
+    paragraphs packed greedily, a paragraph over the bound by lines. Returns line-index
+    ranges; a single line over the bound is a range of its own (cut later)."""
+    paragraphs: list[tuple[int, int]] = []
+    i = start
+    while i < end:
+        while i < end and _blank(lines.text[i]):
+            i += 1
+        j = i
+        while j < end and not _blank(lines.text[j]):
+            j += 1
+        if j > i:
+            paragraphs.append((i, j))
+        i = j
+    units: list[tuple[int, int]] = []
+    for a, b in paragraphs:
+        if sum(lines.chars[a:b]) <= max_chars:
+            units.append((a, b))
+        else:
+            units.extend((k, k + 1) for k in range(a, b))
+    runs: list[tuple[int, int]] = []
+    run_start, run_end, size = -1, -1, 0
+    for a, b in units:
+        unit_size = sum(lines.chars[run_end:b]) if run_start >= 0 else sum(lines.chars[a:b])
+        if run_start >= 0 and size + unit_size <= max_chars:
+            run_end, size = b, size + unit_size
+            continue
+        if run_start >= 0:
+            runs.append((run_start, run_end))
+        run_start, run_end, size = a, b, sum(lines.chars[a:b])
+    if run_start >= 0:
+        runs.append((run_start, run_end))
+    return runs
+
+
+def _cut_line(data: bytes, lines: _Lines, index: int, max_chars: int,
+              path: tuple[str, ...]) -> list[ChunkSpan]:
+    """An overlong single line as pieces of at most ``max_chars`` characters."""
+    text = lines.text[index]
+    base = lines.offsets[index]
+    spans: list[ChunkSpan] = []
+    pos_chars, pos_bytes = 0, base
+    while pos_chars < len(text):
+        piece = text[pos_chars : pos_chars + max_chars]
+        size = len(piece.encode("utf-8"))
+        if piece.strip():
+            spans.append(ChunkSpan(pos_bytes, pos_bytes + size, index + 1, index + 1, path))
+        pos_chars += len(piece)
+        pos_bytes += size
+    return spans
+
+
+def chunk_document(data: bytes, content_class: str,
+                   policy: ChunkPolicy | None = None) -> list[ChunkSpan]:
+    """The chunks of the UTF-8 document ``data``, in document order.
+
+    ``content_class`` is ``markdown``, ``restructuredtext`` or ``text``.
+    :raises UnicodeDecodeError: ``data`` is not UTF-8 (the planner excludes such files).
+    """
+    policy = policy or ChunkPolicy()
+    text = data.decode("utf-8")
+    lines = _lines(text)
+    n = len(lines.text)
+    sections = _sections(headings_for(text, content_class), n)
+    # merge tiny sections into the next one when both fit
+    merged: list[tuple[int, int, tuple[str, ...]]] = []
+    carry: tuple[int, int, tuple[str, ...]] | None = None
+    for start, end, path in sections:
+        if carry is not None:
+            combined = sum(lines.chars[carry[0]:end])
+            parent = carry[2][:-1]
+            related = path[: len(parent)] == parent and len(path) >= len(carry[2])
+            if combined <= policy.max_chars and related:
+                # a sibling or a child: the chunk starts (and is cited) at the tiny section,
+                # so it keeps that section's heading path
+                start, path = carry[0], carry[2]
+            else:
+                merged.append(carry)
+            carry = None
+        size = sum(lines.chars[start:end])
+        if size < policy.min_chars and any(not _blank(t) for t in lines.text[start:end]):
+            carry = (start, end, path)
+            continue
+        merged.append((start, end, path))
+    if carry is not None:
+        merged.append(carry)
+    spans: list[ChunkSpan] = []
+    for start, end, path in merged:
+        for a, b in _pieces(lines, start, end, policy.max_chars):
+            if b - a == 1 and lines.chars[a] > policy.max_chars + 1:
+                spans.extend(_cut_line(data, lines, a, policy.max_chars, path))
+                continue
+            byte_start = lines.offsets[a]
+            byte_end = lines.offsets[b - 1] + len(lines.text[b - 1].encode("utf-8"))
+            spans.append(ChunkSpan(byte_start, byte_end, a + 1, b, path))
+    return spans
+
+
+def blob_digest(data: bytes) -> str:
+    """sha256 of a blob's bytes (hex): the content identity chunk ids are built on."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def chunk_id(digest: str, span: ChunkSpan, policy: ChunkPolicy) -> str:
+    """The chunk id (see module docstring)."""
+    key = canonical_json([digest, span.byte_start, span.byte_end, policy.key])
+    return hashlib.sha256(key).hexdigest()
+
+
+def slice_digest(data: bytes, span: ChunkSpan) -> str:
+    """sha256 of the chunk's raw bytes: what citations are checked against."""
+    return hashlib.sha256(data[span.byte_start : span.byte_end]).hexdigest()
+
+
+def normalise_text(raw: str) -> str:
+    """CRLF to LF, trailing spaces and tabs removed from every line."""
+    return "\n".join(line.rstrip(" \t\r") for line in raw.split("\n")).strip("\n")
+
+
+def embedding_input(path: str, span: ChunkSpan, data: bytes) -> str:
+    """The text embedded for a chunk: its path, its heading path, a blank line, then the
+    normalised chunk text."""
+    body = normalise_text(data[span.byte_start : span.byte_end].decode("utf-8", "replace"))
+    heading = " > ".join(span.heading_path)
+    return f"{path}\n{heading}\n\n{body}" if heading else f"{path}\n\n{body}"

@@ -1,0 +1,398 @@
+"""The repository-docs API every surface calls: CLI, MCP server and (issue 10) the daemon.
+
+One :class:`RepoDocsService` per process. It resolves selectors through the registry, keeps
+one ``cat-file --batch`` process per repository, the in-memory full-text indexes (bounded by
+``[docs] lexical_cache_bytes``), the query embedder and the vector matrices of immutable sets,
+so a long-lived process answers repeated queries without re-reading Git. Every public method
+returns plain JSON-ready dicts with repository-relative paths and opaque ids only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gitquarry.config import Config
+from gitquarry.embedding import Embedder, create_embedder
+from gitquarry.errors import EmbeddingError, GitquarryError, InvalidArgumentError
+from gitquarry.gitio.catfile import BlobReader
+from gitquarry.repo_docs.cache import DB_NAME, DocsCache, Locator, SetRow
+from gitquarry.repo_docs.chunker import (
+    ChunkPolicy,
+    blob_digest,
+    chunk_document,
+    chunk_id,
+    slice_digest,
+)
+from gitquarry.repo_docs.hydrate import Hydrator
+from gitquarry.repo_docs.indexer import (
+    TEXT_FORMAT,
+    CancelFn,
+    IndexResult,
+    ProgressFn,
+    cache_dir_for,
+    index_revision_set,
+)
+from gitquarry.repo_docs.lexical import LexicalCache, LexicalIndex, Row
+from gitquarry.repo_docs.overlay import read_overlay_file
+from gitquarry.repo_docs.plan import Plan, build_plan, plan_view
+from gitquarry.repo_docs.registry import Binding, Registry, Selector
+from gitquarry.repo_docs.revision import ResolvedRevision, git_dir_of, resolve_revision
+from gitquarry.repo_docs.search import MAX_LIMIT, MODES, SemanticSide, Warnings, rank
+
+MAX_QUERY_CHARS = 2000
+
+
+class RepoDocsService:
+    """See module docstring. ``registry`` defaults to the user's state-dir registry."""
+
+    def __init__(self, config: Config, registry: Registry | None = None) -> None:
+        self.config = config
+        self.registry = registry or Registry()
+        self.lexical = LexicalCache(config.docs.lexical_cache_bytes)
+        self._readers: dict[Path, BlobReader] = {}
+        self._embedder: Embedder | None = None
+        self._matrices: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
+        self._headings: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def chunk_policy(self) -> ChunkPolicy:
+        docs = self.config.docs
+        return ChunkPolicy(docs.chunk_max_chars, docs.chunk_min_chars)
+
+    def close(self) -> None:
+        with self._lock:
+            for reader in self._readers.values():
+                reader.close()
+            self._readers.clear()
+            self.lexical.clear()
+            if self._embedder is not None:
+                self._embedder.close()
+                self._embedder = None
+
+    def __enter__(self) -> RepoDocsService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _reader(self, git_dir: Path) -> BlobReader:
+        reader = self._readers.get(git_dir)
+        if reader is None:
+            reader = self._readers[git_dir] = BlobReader(git_dir)
+        return reader
+
+    def _resolve(self, selector: Selector, revision: str | None,
+                 include_worktree: bool) -> tuple[ResolvedRevision, BlobReader]:
+        binding = self.registry.resolve(selector)
+        git_dir, fmt = git_dir_of(binding)
+        reader = self._reader(git_dir)
+        try:
+            resolved = resolve_revision(binding, reader, revision=revision,
+                                        include_worktree=include_worktree, git_dir=git_dir,
+                                        object_format=fmt)
+        except GitquarryError:
+            raise
+        return resolved, reader
+
+    def _cache(self, binding: Binding) -> DocsCache | None:
+        path = cache_dir_for(binding, self.config) / DB_NAME
+        return DocsCache(path) if path.is_file() else None
+
+    def _header(self, resolved: ResolvedRevision) -> dict[str, Any]:
+        return {
+            "repo_id": resolved.binding.repo_id,
+            "corpus_kind": "repository_docs",
+            "requested_revision": resolved.requested,
+            "effective_revision": resolved.commit,
+            "authority": resolved.authority,
+            "overlay_digest": resolved.overlay_digest,
+            "policy_hash": resolved.policy.policy_hash,
+            "policy_source": resolved.policy.source,
+        }
+
+    # -- sources, policy, plan -------------------------------------------------------------
+
+    def register(self, repo: str, repository_path: Path) -> dict[str, Any]:
+        return self.registry.register(repo, repository_path).public()
+
+    def rebind(self, repo: str, registration_id: str, generation: int, repository_path: Path,
+               source_registration_id: str | None = None) -> dict[str, Any]:
+        return self.registry.rebind(repo, registration_id, generation, repository_path,
+                                    source_registration_id).public()
+
+    def sources(self, repo: str | None = None) -> dict[str, Any]:
+        """Every registered authority (for ``repo`` when given) as opaque selectors."""
+        return {"sources": [b.public() for b in self.registry.bindings(repo)]}
+
+    def policy(self, selector: Selector, *, revision: str | None = None,
+               include_worktree: bool = False) -> dict[str, Any]:
+        with self._lock:
+            resolved, _reader = self._resolve(selector, revision, include_worktree)
+            return {**self._header(resolved), **resolved.policy.to_dict()}
+
+    def plan(self, selector: Selector, *, revision: str | None = None,
+             include_worktree: bool = False, list_files: bool = True) -> dict[str, Any]:
+        """Effective matchers, eligible files and bytes, exclusions by reason."""
+        with self._lock:
+            resolved, reader = self._resolve(selector, revision, include_worktree)
+            plan = build_plan(resolved.view, reader, policy=resolved.policy,
+                              max_blob_bytes=self.config.docs.max_blob_bytes)
+            data = plan.to_dict(list_files=list_files)
+            return {**self._header(resolved), **data}
+
+    # -- index and status ------------------------------------------------------------------
+
+    def index(self, selector: Selector, *, revision: str | None = None,
+              include_worktree: bool = False, progress: ProgressFn | None = None,
+              should_cancel: CancelFn | None = None,
+              embedder: Embedder | None = None) -> IndexResult:
+        binding = self.registry.resolve(selector)
+        return index_revision_set(binding, self.config, revision=revision,
+                                  include_worktree=include_worktree, embedder=embedder,
+                                  progress=progress, should_cancel=should_cancel)
+
+    def status(self, selector: Selector) -> dict[str, Any]:
+        """The registration, HEAD, and every revision set of its git store, newest first."""
+        with self._lock:
+            binding = self.registry.resolve(selector)
+            resolved, _reader = self._resolve(selector, None, False)
+            cache = self._cache(binding)
+            sets: list[SetRow] = []
+            if cache is not None:
+                with cache:
+                    sets = cache.sets(binding.source.git_store_ref)
+            head_sets = [s for s in sets if s.commit_oid == resolved.commit
+                         and s.policy_hash == resolved.policy.policy_hash
+                         and s.overlay_digest is None]
+            return {
+                **binding.public(),
+                "head_revision": resolved.commit,
+                "policy_hash": resolved.policy.policy_hash,
+                "policy_source": resolved.policy.source,
+                "head_set": head_sets[0].public() if head_sets else None,
+                "revision_sets": [s.public() for s in sets],
+            }
+
+    # -- search ----------------------------------------------------------------------------
+
+    def _query_embedder(self, warnings: Warnings) -> Embedder | None:
+        if self._embedder is not None:
+            return self._embedder
+        try:
+            self._embedder = create_embedder(self.config.embedding, purpose="query")
+        except EmbeddingError as exc:
+            warnings.add("embedding_provider_unavailable", f"{exc}; used full-text ranking")
+            return None
+        if self._embedder is None:
+            warnings.add("embedding_provider_unavailable",
+                         "no embedding provider is configured; used full-text ranking")
+        return self._embedder
+
+    def _lexical_index(self, resolved: ResolvedRevision, reader: BlobReader,
+                       cache: DocsCache | None) -> tuple[LexicalIndex, int]:
+        """The full-text index of ``resolved`` (built now or reused) and its file count."""
+        key = resolved.lexical_key(self.chunk_policy)
+        found = self.lexical.get(key)
+        if found is not None:
+            return found, len({r.path for r in found.rows})
+        member = None
+        if cache is not None:
+            member = cache.membership_set(
+                resolved.binding.source.git_store_ref, resolved.commit,
+                resolved.policy.policy_hash, self.chunk_policy.key, resolved.overlay_digest)
+        index = LexicalIndex()
+        if member is not None and cache is not None:
+            index.add(self._rows_from_locators(resolved, reader, cache.locators(member.set_id)))
+        else:
+            index.add(self._rows_from_git(resolved, reader))
+        self.lexical.put(key, index)
+        return index, len({r.path for r in index.rows})
+
+    def _rows_from_locators(self, resolved: ResolvedRevision, reader: BlobReader,
+                            locators: list[Locator]) -> Any:
+        max_bytes = self.config.docs.max_blob_bytes
+        current: tuple[str, str] | None = None
+        data: bytes | None = None
+        for loc in locators:
+            key = (loc.authority, loc.path)
+            if key != current:
+                current = key
+                if loc.authority == "worktree_overlay" and resolved.overlay is not None:
+                    entry = resolved.overlay.by_path().get(loc.path)
+                    data = read_overlay_file(resolved.overlay, entry, max_bytes) if entry \
+                        else None
+                else:
+                    got = reader.read(loc.blob_oid, max_bytes=max_bytes)
+                    data = got.data if got.status == "ok" else None
+            if data is None:
+                continue
+            row = Row(loc.chunk_id, loc.path, loc.ordinal, loc.blob_oid, loc.authority,
+                      loc.content_class, loc.byte_start, loc.byte_end, loc.line_start,
+                      loc.line_end, loc.raw_slice_sha256, ())
+            yield row, data[loc.byte_start : loc.byte_end].decode("utf-8", "replace")
+
+    def _rows_from_git(self, resolved: ResolvedRevision, reader: BlobReader) -> Any:
+        policy = self.chunk_policy
+        plan = Plan(resolved.commit, resolved.policy)
+        for doc, data in plan_view(resolved.view, resolved.policy, reader,
+                                   max_blob_bytes=self.config.docs.max_blob_bytes, plan=plan):
+            assert data is not None
+            digest = blob_digest(data)
+            for ordinal, span in enumerate(chunk_document(data, doc.content_class, policy)):
+                row = Row(chunk_id(digest, span, policy), doc.path, ordinal, doc.blob_oid,
+                          doc.authority, doc.content_class, span.byte_start, span.byte_end,
+                          span.line_start, span.line_end, slice_digest(data, span),
+                          span.heading_path)
+                yield row, data[span.byte_start : span.byte_end].decode("utf-8")
+
+    def _heading_path(self, row: Row, data: bytes) -> tuple[str, ...]:
+        key = (row.raw_slice_sha256 if row.authority != "git" else row.blob_oid,
+               row.content_class)
+        spans = self._headings.get(key)
+        if spans is None:
+            if len(self._headings) > 512:
+                self._headings.clear()
+            spans = {s.byte_start: s.heading_path
+                     for s in chunk_document(data, row.content_class, self.chunk_policy)}
+            self._headings[key] = spans
+        return spans.get(row.byte_start, ())
+
+    def _semantic(self, resolved: ResolvedRevision, cache: DocsCache | None,
+                  warnings: Warnings, response: dict[str, Any]) -> SemanticSide | None:
+        embedder = self._query_embedder(warnings)
+        if embedder is None:
+            return None
+        namespace = embedder.namespace(TEXT_FORMAT).key
+        response["namespace_id"] = namespace
+        set_id = resolved.set_id(self.chunk_policy, namespace)
+        row = cache.get_set(set_id) if cache is not None else None
+        if row is None or cache is None:
+            other = None
+            if cache is not None:
+                member = cache.membership_set(
+                    resolved.binding.source.git_store_ref, resolved.commit,
+                    resolved.policy.policy_hash, self.chunk_policy.key,
+                    resolved.overlay_digest)
+                other = member.namespace_key if member is not None else None
+            if other is not None and other != namespace:
+                warnings.add("namespace_mismatch",
+                             f"the indexed set uses embedding namespace {other!r}, not the "
+                             f"configured {namespace!r}; used full-text ranking (re-run "
+                             "`gitquarry repo-docs index`)")
+            else:
+                warnings.add("revision_set_missing",
+                             "no indexed revision set for this revision; used full-text "
+                             "ranking (run `gitquarry repo-docs index` for hybrid search)")
+            return None
+        response["revision_set_id"] = set_id
+        response["coverage"] = row.coverage()
+        if row.state not in ("ready", "partial"):
+            warnings.add("revision_set_unusable",
+                         f"the revision set is {row.state}; used full-text ranking")
+            return None
+        ns_id = cache.namespace_id(namespace, 0, create=False)
+        if ns_id is None:
+            warnings.add("revision_set_missing", "the revision set has no vectors yet; used "
+                         "full-text ranking")
+            return None
+        version = cache.data_version() if row.state != "ready" else 0
+        mkey = (set_id, version)
+        matrix = self._matrices.get(mkey)
+        if matrix is None:
+            if len(self._matrices) > 8:
+                self._matrices.clear()
+            matrix = cache.set_vectors(set_id, ns_id, embedder.dimensions)
+            self._matrices[mkey] = matrix
+        ids, vectors = matrix
+        if row.state == "partial":
+            warnings.add("partial_revision_set",
+                         f"the revision set is partial: {row.embedded_chunks} of "
+                         f"{row.eligible_chunks} chunks embedded take part in semantic "
+                         "ranking")
+        if not ids:
+            return None
+
+        def embed_query(text: str) -> np.ndarray:
+            return embedder.embed([text])[0]
+
+        return SemanticSide(ids, vectors, embed_query)
+
+    def search(self, selector: Selector, query: str, *, revision: str | None = None,
+               mode: str | None = None, limit: int | None = None,
+               include_worktree: bool = False) -> dict[str, Any]:
+        """Search the docs of one revision (see ``gitquarry.repo_docs.search``).
+
+        :raises InvalidArgumentError: empty/overlong query, unknown mode, limit outside 1-50.
+        :raises RepoDocsRegistrationError, RepoDocsStaleGenerationError,
+            RevisionNotFoundError, RepoDocsPolicyInvalidError, WorktreeOverlayStaleError
+        """
+        mode = mode or self.config.docs.mode
+        limit = self.config.docs.limit if limit is None else limit
+        if mode not in MODES:
+            raise InvalidArgumentError("--mode", f"must be one of {', '.join(MODES)}")
+        if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidArgumentError("--limit", f"must be from 1 to {MAX_LIMIT}")
+        if not query.strip():
+            raise InvalidArgumentError("query", "is empty")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidArgumentError("query", f"is longer than {MAX_QUERY_CHARS} characters")
+        with self._lock:
+            resolved, reader = self._resolve(selector, revision, include_worktree)
+            warnings = Warnings()
+            cache = self._cache(resolved.binding)
+            try:
+                response: dict[str, Any] = {
+                    **self._header(resolved), "query": query, "requested_mode": mode,
+                    "effective_mode": "fulltext", "revision_set_id": None,
+                    "namespace_id": None,
+                }
+                index, n_files = self._lexical_index(resolved, reader, cache)
+                response["coverage"] = {
+                    "state": "none", "eligible_files": n_files,
+                    "eligible_chunks": len(index.rows), "embedded_chunks": 0,
+                    "reused_chunks": 0, "failed_chunks": 0, "missing_objects": 0,
+                }
+                if cache is not None and mode == "fulltext":
+                    member = cache.membership_set(
+                        resolved.binding.source.git_store_ref, resolved.commit,
+                        resolved.policy.policy_hash, self.chunk_policy.key,
+                        resolved.overlay_digest)
+                    if member is not None:
+                        response["revision_set_id"] = member.set_id
+                        response["coverage"] = member.coverage()
+                semantic = self._semantic(resolved, cache, warnings, response) \
+                    if mode == "hybrid" else None
+                if semantic is not None:
+                    response["effective_mode"] = "hybrid"
+                hydrator = Hydrator(reader, resolved.overlay, self.config.docs.max_blob_bytes)
+                search = self.config.search
+                hits = rank(index, query, limit=limit, semantic=semantic, hydrator=hydrator,
+                            warnings=warnings, heading_path=self._heading_path,
+                            rrf_k=search.rrf_k,
+                            weights=(search.lexical_weight, search.semantic_weight))
+            finally:
+                if cache is not None:
+                    cache.close()
+            for hit in hits:
+                hit["citation"]["commit_oid"] = resolved.commit
+            response["hits"] = hits
+            response["warnings"] = warnings.strings
+            response["warning_details"] = warnings.details
+            return response
+
+
+def run_with_service(config: Config, fn: Callable[[RepoDocsService], Any]) -> Any:
+    """Call ``fn`` with a service that is closed afterwards (one-shot CLI use)."""
+    service = RepoDocsService(config)
+    try:
+        return fn(service)
+    finally:
+        service.close()
