@@ -1,8 +1,11 @@
 """Full-text (BM25) ranking over the exact blobs of one revision: an in-memory FTS5 table.
 
 The table is filled from Git (one ``cat-file --batch`` stream) and lives only in memory: it is
-never written to disk. Rows are chunks: ``path``, ``heading`` (the heading path) and ``body``
-(the chunk's text), ranked with ``bm25`` weights 2 / 3 / 1. A long-lived process (the MCP
+never written to disk. Rows are chunks: ``path`` and ``body`` (the chunk's text, headings
+included), both through the project's one tokenisation step (``retrieval.tokenize.index_text``:
+camelCase parts, CJK one token per character, ``v``-versions), ranked with ``bm25`` weights
+2 / 1. The table is built the same way from stored locators or from chunks computed on the
+spot, so the ranking does not depend on whether a revision set exists. A long-lived process (the MCP
 server) keeps built tables in a :class:`LexicalCache`, keyed by revision (git store, commit,
 policy hash, chunk policy, overlay digest) and bounded by the bytes of text they hold (least
 recently used first out). Query text reaches ``MATCH`` only through
@@ -19,10 +22,10 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, index_text
 
-FTS5_TOKENIZE = "porter unicode61"
-#: BM25 column weights: path, heading, body
-WEIGHTS = (2.0, 3.0, 1.0)
+#: BM25 column weights: path, body
+WEIGHTS = (2.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,7 @@ class LexicalIndex:
     def __init__(self) -> None:
         self.conn = sqlite3.connect(":memory:", check_same_thread=False)
         self.conn.execute(
-            "CREATE VIRTUAL TABLE docs USING fts5(path, heading, body, "
-            f"tokenize='{FTS5_TOKENIZE}')"
+            f"CREATE VIRTUAL TABLE docs USING fts5(path, body, tokenize='{FTS5_TOKENIZE}')"
         )
         self.rows: list[Row] = []
         self.nbytes = 0
@@ -61,20 +63,21 @@ class LexicalIndex:
 
     def add(self, items: Iterable[tuple[Row, str]]) -> None:
         """Add ``(row, chunk text)`` pairs."""
-        batch: list[tuple[int, str, str, str]] = []
+        batch: list[tuple[int, str, str]] = []
         for row, text in items:
             self.rows.append(row)
-            self.nbytes += len(text.encode("utf-8", "replace")) + len(row.path)
-            batch.append((len(self.rows), row.path, " > ".join(row.heading_path), text))
+            indexed = index_text(text)
+            self.nbytes += len(indexed.encode("utf-8", "replace")) + len(row.path)
+            batch.append((len(self.rows), index_text(row.path), indexed))
             if len(batch) >= 500:
                 self._insert(batch)
         self._insert(batch)
 
-    def _insert(self, batch: list[tuple[int, str, str, str]]) -> None:
+    def _insert(self, batch: list[tuple[int, str, str]]) -> None:
         if batch:
             with self._lock:
                 self.conn.executemany(
-                    "INSERT INTO docs (rowid, path, heading, body) VALUES (?, ?, ?, ?)", batch
+                    "INSERT INTO docs (rowid, path, body) VALUES (?, ?, ?)", batch
                 )
             batch.clear()
 
@@ -90,7 +93,7 @@ class LexicalIndex:
                 break
             with self._lock:
                 rows = self.conn.execute(
-                    f"SELECT rowid, bm25(docs, {WEIGHTS[0]}, {WEIGHTS[1]}, {WEIGHTS[2]}) AS s "
+                    f"SELECT rowid, bm25(docs, {WEIGHTS[0]}, {WEIGHTS[1]}) AS s "
                     "FROM docs WHERE docs MATCH ? ORDER BY s, rowid LIMIT ?",
                     (expression, limit),
                 ).fetchall()
