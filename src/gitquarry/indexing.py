@@ -1,4 +1,5 @@
-"""Work that ``gitquarry index`` does after the commit history: graph and embeddings."""
+"""Work that ``gitquarry index`` does after the commit history: graph, embeddings and the
+docs revision sets of registered repositories under the workspace."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ class ExtrasReport:
 
     graph: dict[str, Any] | None = None
     embeddings: dict[str, Any] | None = None
+    #: one entry per registered repository under the workspace whose HEAD docs set was
+    #: refreshed (``IndexResult.to_dict()``)
+    repo_docs: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     #: failures of one part (graph, embeddings) that did not stop the others
@@ -25,10 +29,11 @@ class ExtrasReport:
     @property
     def did_work(self) -> bool:
         emb = self.embeddings or {}
-        return self.graph is not None or bool(emb.get("embedded") or emb.get("reused"))
+        docs = any(not d.get("up_to_date") for d in self.repo_docs)
+        return self.graph is not None or bool(emb.get("embedded") or emb.get("reused")) or docs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"graph": self.graph, "embeddings": self.embeddings}
+        return {"graph": self.graph, "embeddings": self.embeddings, "repo_docs": self.repo_docs}
 
     def summary_lines(self) -> list[str]:
         return list(self.notes)
@@ -99,7 +104,45 @@ def index_extras(
                 f"{emb['seconds']:.1f} s; {emb['with_vectors']:,} of {emb['total_commits']:,} "
                 f"{vectors} vectors ({emb['namespace']})."
             )
+    if workspace.config.docs.refresh_on_index:
+        refresh_repo_docs(workspace, report, embed=embed)
     return report
+
+
+def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool) -> None:
+    """Build the HEAD docs revision set of every registered repository whose path lies under
+    the workspace (with ``embed`` False: locators only, no provider). One repository's
+    failure is reported and does not stop the others."""
+    import copy
+
+    from gitquarry.errors import GitquarryError
+    from gitquarry.repo_docs.indexer import index_revision_set
+    from gitquarry.repo_docs.registry import Registry
+
+    root = workspace.root.resolve()
+    try:
+        bindings = [b for b in Registry().bindings()
+                    if b.path == root or root in b.path.parents]
+    except GitquarryError as exc:
+        report.errors.append(f"repository docs not refreshed: {exc}")
+        return
+    config = workspace.config
+    if not embed:
+        config = copy.deepcopy(config)
+        config.embedding.provider = "none"
+    for binding in bindings:
+        try:
+            result = index_revision_set(binding, config)
+        except GitquarryError as exc:
+            report.errors.append(f"repository docs of {binding.repo_id} not refreshed: {exc}")
+            continue
+        report.repo_docs.append(result.to_dict())
+        if not result.up_to_date:
+            report.notes.append(
+                f"Docs: {binding.repo_id} at {result.effective_revision[:12]}: "
+                f"{result.eligible_files:,} files, {result.eligible_chunks:,} chunks "
+                f"({result.embedded:,} embedded, {result.reused:,} reused), {result.state}."
+            )
 
 
 def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:

@@ -32,7 +32,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(home / "no-such-config.toml"))
+    monkeypatch.setenv("GITQUARRY_CONFIG", "/dev/null")
     monkeypatch.setenv("COLUMNS", "200")
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
                 "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GITQUARRY_DEBUG"):

@@ -171,12 +171,18 @@ def test_schema_walk_every_key_is_read_by_code(
         'mode = "hybrid"\nrrf_k = 60\nlexical_weight = 1.0\nsemantic_weight = 1.0\ntop_n = 4\n'
         "[graph]\n"
         'graph_dir = ".beadloom/_graph"\ndocs_dir = "app/docs"\nchunk_max_chars = 500\n'
+        "[docs]\n"
+        'max_blob_bytes = 65536\nchunk_max_chars = 1000\nchunk_min_chars = 100\n'
+        'lexical_cache_bytes = 1048576\nmode = "hybrid"\nlimit = 5\nrefresh_on_index = true\n'
         "[trust]\n"
         f'workspaces = ["{tmp_path / "nowhere"}"]\n'
     )
+    assert cli("repo-docs", "register", "--repo", "o/app", "--repository-path",
+               str(ws / "app"))[0] == 0
     (ws / ".gitquarry.toml").write_text('[search]\ntop_n = 4\n', encoding="utf-8")
     for argv in (("index", str(ws)), ("history", "invoice parser", "--project", str(ws)),
-                 ("search", "invoice", "--project", str(ws)), ("status", "--project", str(ws))):
+                 ("search", "invoice", "--project", str(ws)), ("status", "--project", str(ws)),
+                 ("repo-docs", "search", "invoice format")):
         code, _, err = cli(*argv)
         assert code == 0, (argv, err)
     assert sink.requests, "the configured endpoint was used"

@@ -1,4 +1,5 @@
-"""The gitquarry MCP server (stdio): ``search_git_history`` and the graph ``search`` tool.
+"""The gitquarry MCP server (stdio): ``search_git_history``, the graph ``search`` tool and the
+``repository_docs_*`` tools.
 
 Built with the official ``mcp`` SDK's ``MCPServer``. One process serves one workspace; the
 embedding model is loaded at most once per process, on the first hybrid query.
@@ -16,8 +17,10 @@ from gitquarry.history.service import HistorySearcher
 from gitquarry.workspace import resolve_workspace
 
 INSTRUCTIONS = (
-    "gitquarry searches this workspace's Git history (search_git_history) and its "
-    "architecture graph (search). Results are pinned to exact commit hashes."
+    "gitquarry searches this workspace's Git history (search_git_history), its "
+    "architecture graph (search) and registered repositories' documentation at any Git "
+    "revision (repository_docs_search, with repository_docs_sources/policy/plan/status). "
+    "Results are pinned to exact commit hashes."
 )
 
 
@@ -26,7 +29,7 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
 
     :raises ConfigError, InvalidArgumentError: the workspace or its configuration is invalid.
     """
-    from gitquarry.mcp import graph_tools, history_tools
+    from gitquarry.mcp import graph_tools, history_tools, repo_docs_tools
 
     workspace = resolve_workspace(project, for_search=True)
     for warning in workspace.config.warnings:  # the server's stderr is the client's log
@@ -37,13 +40,17 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
     searcher = HistorySearcher(workspace)
     history_tools.register(server, workspace, searcher)
     graph_tools.register(server, workspace.root)
+    repo_docs_tools.register(server, workspace.config)
     return server, searcher
 
 
 def serve_stdio(project: Path | None) -> None:
     """Run the server on stdin/stdout until the client disconnects."""
+    from gitquarry.mcp import repo_docs_tools
+
     server, searcher = build_server(project)
     try:
         server.run("stdio")
     finally:
         searcher.close()
+        repo_docs_tools.close_all()
