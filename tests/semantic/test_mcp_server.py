@@ -56,6 +56,12 @@ RESULT_FIELDS = {
 
 Session = Callable[[ClientSession], Awaitable[Any]]
 
+#: the repository-docs tools the same server also serves (tests in tests/repo_docs)
+REPO_DOCS_TOOLS = {
+    "repository_docs_sources", "repository_docs_policy", "repository_docs_plan",
+    "repository_docs_status", "repository_docs_search",
+}
+
 
 def with_server(project: Path, body: Session, tmp_path: Path, timeout: float = 120) -> Any:
     """Start ``python -m gitquarry mcp --project <project>``, initialise, run ``body``."""
@@ -110,7 +116,7 @@ def test_lists_both_tools_with_the_seed_schema(
         return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in with_server(project, body, tmp_path)}
-    assert set(tools) == {"search_git_history", "search"}
+    assert set(tools) == {"search_git_history", "search"} | REPO_DOCS_TOOLS
     assert tools["search_git_history"].input_schema == SEED_INPUT_SCHEMA
     assert tools["search_git_history"].description
     assert tools["search"].input_schema["required"] == ["query"]
@@ -212,7 +218,7 @@ def test_workspace_without_index_is_a_tool_error_naming_gitquarry_index(
         return tools, first, second
 
     tools, first, second = with_server(workspace_dir, body, tmp_path)
-    assert {t.name for t in tools} == {"search_git_history", "search"}
+    assert {t.name for t in tools} == {"search_git_history", "search"} | REPO_DOCS_TOOLS
     for result in (first, second):
         assert result.is_error
         assert "gitquarry index" in result.content[0].text
