@@ -57,7 +57,8 @@ def test_search_policy_plan_status_over_mcp(fake_config: Config, docs_repo: Repo
         ("repository_docs_search", {"query": "x", "registration_id": "reg-1"}),
         ("repository_docs_search", {"query": "x", "repo_id": "nobody/here"}),
     ])
-    sources, policy, plan, search, status = (r.structured_content for r in results[1:6])
+    sources, policy, plan, search, status = (json.loads(r.content[0].text)
+                                             for r in results[1:6])
     assert sources["sources"][0]["repo_id"] == "acme/widget"
     assert policy["policy_source"] == "builtin"
     assert plan["eligible_files"] == 3
@@ -69,5 +70,5 @@ def test_search_policy_plan_status_over_mcp(fake_config: Config, docs_repo: Repo
     assert partial.is_error and "repository_docs_registration_invalid" in \
         partial.content[0].text
     assert unknown.is_error and "not registered" in unknown.content[0].text
-    text = json.dumps([r.structured_content for r in results[1:6]])
+    text = "".join(r.content[0].text for r in results[1:6])
     assert str(tmp_path) not in text and str(docs_repo.path) not in text

@@ -3,7 +3,7 @@
 ``repository_docs_status`` and ``repository_docs_search``.
 
 Each tool calls the same ``RepoDocsService`` method as the CLI and returns its JSON object as
-structured content (and as one text block). Arguments are checked strictly (no coercion:
+one text block (sent once). Arguments are checked strictly (no coercion:
 ``"5"`` is not a limit, ``1`` is not a boolean). A caller may pass only ``repo_id`` when one
 authority is registered for it; otherwise ``repository_docs_sources`` returns the opaque
 selectors for an exact retry, and a partial selector is refused. Errors come back as tool
@@ -43,9 +43,9 @@ IncludeWorktree = Annotated[bool, Field(strict=True, description="Overlay tracke
 
 
 def _result(data: dict[str, Any]) -> CallToolResult:
+    # sent once, as text (as the other tools do): no second copy as structured content
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-        structured_content=data,
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
     )
 
 

@@ -61,6 +61,13 @@ class SemanticSide:
     embed_query: Callable[[str], np.ndarray]
 
 
+MAX_HEADING_CHARS = 300
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_HEADING_CHARS else text[: MAX_HEADING_CHARS - 1] + "…"
+
+
 def rank(
     index: LexicalIndex,
     query: str,
@@ -106,7 +113,7 @@ def rank(
             "rank": len(out) + 1,
             "chunk_id": row.chunk_id,
             "path": row.path,
-            "heading_path": " > ".join(path),
+            "heading_path": _bounded(" > ".join(path)),
             "snippet": verified.snippet,
             "score": round(normalise_rrf(fused_score, used_weights, k=rrf_k), 6),
             "lexical_score": round(lex_score[chunk], 6) if chunk in lex_score else None,
