@@ -176,7 +176,8 @@ class GitRepo:
             msg = c.message.encode("utf-8")
             when = c.date if c.date is not None else BASE_TIME + 60 * (n + 1)
             out += f"commit {ref}\n".encode()
-            out += f"author {AUTHOR[0]} <{AUTHOR[1]}> {when} +0000\n".encode()
+            name, email = c.author or AUTHOR
+            out += f"author {name} <{email}> {when} +0000\n".encode()
             out += f"committer {COMMITTER[0]} <{COMMITTER[1]}> {when} +0000\n".encode()
             out += f"data {len(msg)}\n".encode() + msg + b"\n"
             for path, content in c.files.items():
@@ -198,6 +199,8 @@ class FastCommit:
     files: dict[str, FileContent]
     message: str
     date: int | None = None
+    #: (name, email); default ``AUTHOR``
+    author: tuple[str, str] | None = None
 
 
 @pytest.fixture

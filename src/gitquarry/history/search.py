@@ -1,8 +1,10 @@
 """``search_git_history``: the one search function behind the CLI and MCP surfaces.
 
-Pipeline: validate → candidate filters (files glob, time range) → BM25 top-k from FTS5 →
-(semantic top-k, when vectors exist) → RRF → normalise → hydrate. Filters are part of the
-ranking queries themselves, so ``top_n`` is filled whenever enough matching commits exist.
+Pipeline: validate → candidate filters (files glob, time range) → BM25 top-k from FTS5
+(``history.lexical``: exact) → (semantic top-k, when vectors exist) → RRF → normalise →
+hydrate. Filters apply to the whole ranking (``history.candidates``: inside the ranking
+queries, or after them on a prefix that provably holds the answer), so ``top_n`` is filled
+whenever enough matching commits exist.
 """
 
 from __future__ import annotations
@@ -11,249 +13,33 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from gitquarry.errors import InvalidArgumentError
-from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
-from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME, check_time_range, compile_glob
-from gitquarry.retrieval.fts import (
-    document_fractions,
-    fts5_match_expression,
-    query_words,
-    tiered_match_expression,
+from gitquarry.history.candidates import (
+    POST_FILTER_FACTOR,
+    Filters,
+    GlobCandidates,
+    Hits,
+    rank_with_glob,
 )
+from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k
+from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
+from gitquarry.retrieval.filters import check_time_range, compile_glob
+from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.connection import translate_sqlite_error
 
+__all__ = ["BM25_WEIGHTS", "Filters", "search_git_history", "validate_request"]
+
 log = logging.getLogger(__name__)
 
-#: BM25 column weights for (title, message, author, committer, files_changed, delta_truncated)
-BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0, 2.0, 1.0)
 TOP_N_MAX = 100
 #: how many candidates each ranker contributes to fusion, relative to top_n
 CANDIDATE_FACTOR = 4
 CANDIDATE_MIN = 50
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Candidate filters. Times are Unix seconds UTC, inclusive bounds."""
-
-    files_glob: str | None = None
-    after: int | None = None
-    before: int | None = None
-
-
-def lexical_sql(*, has_glob: bool, has_after: bool, has_before: bool) -> str:
-    """The BM25 top-k query. Parameters: ``:match``, ``:after``, ``:before``, ``:limit``.
-
-    Ranked inside the FTS5 table (no join per matching row: at 100k commits the join cost
-    more than the ranking). Time bounds and the glob's candidates restrict ``rowid`` through
-    subqueries that SQLite evaluates once into a set; the unary ``+`` keeps FTS5 from
-    turning ``rowid IN (…)`` into one full-text lookup per listed id (100x slower).
-    Ties on bm25 are broken by row id: deterministic.
-    """
-    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    where = ["commit_fts MATCH :match"]
-    bounds = []
-    if has_after:
-        bounds.append("timestamp >= :after")
-    if has_before:
-        bounds.append("timestamp <= :before")
-    if bounds:
-        where.append(f"+rowid IN (SELECT id FROM git_commits WHERE {' AND '.join(bounds)})")
-    if has_glob:
-        where.append("+rowid IN (SELECT id FROM temp.gq_candidates)")
-    return (
-        f"SELECT rowid AS id, bm25(commit_fts, {weights}) AS bm25 FROM commit_fts "
-        f"WHERE {' AND '.join(where)} ORDER BY bm25, rowid LIMIT :limit"
-    )
-
-
-#: A glob matching at least this share of all paths is "broad": it is applied after ranking.
-BROAD_GLOB_PATH_FRACTION = 0.25
-#: How many more hits a ranker returns when a broad glob is applied after it.
-POST_FILTER_FACTOR = 2
-
-Hits = list[tuple[int, float]]
-
-
-class GlobCandidates:
-    """The commits that changed a path matching a glob, applied as cheaply as possible.
-
-    The glob is matched against the distinct ``paths`` (not every commit) into
-    ``temp.gq_paths``. A selective glob then materialises its commit ids in
-    ``temp.gq_candidates``, which both rankers filter on. A broad glob (most paths match, e.g.
-    ``src/**/*.py``) would make that set most of the index, so it is first applied *after*
-    ranking: the ranker returns ``POST_FILTER_FACTOR`` times more hits over all commits and
-    the non-matching ones are dropped. If that leaves too few while more matches may exist,
-    the ids are materialised and the ranker runs again, so ``top_n`` is still filled whenever
-    enough matching commits exist.
-    """
-
-    def __init__(self, conn: sqlite3.Connection, files_glob: str) -> None:
-        """:raises InvalidGlobError: the pattern is malformed."""
-        match = compile_glob(files_glob)
-        rows = conn.execute("SELECT id, path FROM paths").fetchall()
-        path_ids = [row[0] for row in rows if match(row[1])]
-        self.conn = conn
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_candidates (id INTEGER PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.gq_candidates")
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_paths (id INTEGER PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.gq_paths")
-        conn.executemany("INSERT INTO temp.gq_paths (id) VALUES (?)", ((i,) for i in path_ids))
-        self.broad = bool(rows) and len(path_ids) >= BROAD_GLOB_PATH_FRACTION * len(rows)
-        self.materialized = False
-        if not self.broad:
-            self.materialize()
-
-    def materialize(self) -> int:
-        """Fill ``temp.gq_candidates``; returns the number of candidate commits."""
-        if not self.materialized:
-            self.conn.execute(
-                "INSERT OR IGNORE INTO temp.gq_candidates (id) SELECT commit_id "
-                "FROM commit_paths WHERE path_id IN (SELECT id FROM temp.gq_paths)"
-            )
-            self.materialized = True
-        return int(self.conn.execute("SELECT count(*) FROM temp.gq_candidates").fetchone()[0])
-
-    def keep(self, ids: list[int]) -> set[int]:
-        """The subset of commit ``ids`` that changed a matching path."""
-        kept: set[int] = set()
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            marks = ",".join("?" * len(part))
-            kept.update(
-                int(r[0])
-                for r in self.conn.execute(
-                    f"SELECT DISTINCT commit_id FROM commit_paths WHERE commit_id IN ({marks}) "
-                    "AND path_id IN (SELECT id FROM temp.gq_paths)",
-                    part,
-                )
-            )
-        return kept
-
-    def post_filter(self, wide: Hits, asked: int, limit: int, need: int) -> Hits | None:
-        """``wide`` (ranked over all commits, ``asked`` requested) without non-matching commits,
-        at most ``limit``; None when fewer than ``need`` remain and the full match set was not
-        seen (the caller then reruns on materialised candidates)."""
-        kept = self.keep([cid for cid, _ in wide])
-        hits = [hit for hit in wide if hit[0] in kept]
-        if len(hits) >= need or len(wide) < asked:
-            return hits[:limit]
-        return None
-
-
-#: A time window holding at least this share of all commits is applied after ranking.
-BROAD_TIME_FRACTION = 0.25
-
-
-def _time_window_count(conn: sqlite3.Connection, filters: Filters) -> int:
-    bounds, params = [], []
-    if filters.after is not None:
-        bounds.append("timestamp >= ?")
-        params.append(filters.after)
-    if filters.before is not None:
-        bounds.append("timestamp <= ?")
-        params.append(filters.before)
-    sql = f"SELECT count(*) FROM git_commits WHERE {' AND '.join(bounds)}"
-    return int(conn.execute(sql, params).fetchone()[0])
-
-
-def _within_window(conn: sqlite3.Connection, hits: Hits, filters: Filters) -> Hits:
-    """``hits`` whose committer time lies within the filters' bounds, order kept."""
-    if not hits:
-        return []
-    ids = [cid for cid, _ in hits]
-    marks = ",".join("?" * len(ids))
-    stamps = dict(
-        conn.execute(f"SELECT id, timestamp FROM git_commits WHERE id IN ({marks})", ids)
-    )
-    lo = filters.after if filters.after is not None else MIN_TIME
-    hi = filters.before if filters.before is not None else MAX_TIME
-    return [hit for hit in hits if lo <= stamps.get(hit[0], lo - 1) <= hi]
-
-
-#: A word in more than this share of all commits is searched in titles, messages and file
-#: names only, not in diffs: it says little about a commit (BM25 gives it a low IDF) but
-#: matching it in every diff would make BM25 score most of the index.
-COMMON_WORD_DF_FRACTION = 0.1
-COMMON_WORD_COLUMNS = ("title", "message", "files_changed")
-#: Below this many commits every word matches everywhere (ranking cost is small anyway).
-COMMON_WORD_MIN_DOCS = 2000
-
-
-def lexical_top_k(
-    conn: sqlite3.Connection,
-    query: str,
-    filters: Filters,
-    limit: int,
-    *,
-    has_glob: bool,
-    total_docs: int = 0,
-    need: int | None = None,
-) -> list[tuple[int, float]]:
-    """BM25 top-``limit`` as (commit id, bm25) best first; [] when nothing is searchable.
-
-    Commits holding every word come first (an AND query, ranked by BM25); when they are
-    fewer than ``limit``, commits holding some of the words follow (an OR query, ranked by
-    BM25). In an index of at least ``COMMON_WORD_MIN_DOCS`` commits, a word found in more
-    than half of them is dropped (FTS5's BM25 clamps its IDF to ~0), unless every word is;
-    one found in more than ``COMMON_WORD_DF_FRACTION`` only matches in titles, messages and
-    file names (``COMMON_WORD_COLUMNS``).
-
-    A broad time window (at least ``BROAD_TIME_FRACTION`` of all commits) is applied after
-    ranking ``POST_FILTER_FACTOR`` times more hits, like a broad glob, falling back to the
-    filtered query when fewer than ``need`` (default ``limit``) remain and more may exist.
-    """
-    if (filters.after is not None or filters.before is not None) and total_docs:
-        inside = _time_window_count(conn, filters)
-        if inside >= BROAD_TIME_FRACTION * total_docs:
-            unbounded = Filters(files_glob=filters.files_glob)
-            asked = limit * POST_FILTER_FACTOR
-            wide = lexical_top_k(
-                conn, query, unbounded, asked, has_glob=has_glob, total_docs=total_docs
-            )
-            kept = _within_window(conn, wide, filters)
-            if len(kept) >= (need or limit) or len(wide) < asked:
-                return kept[:limit]
-    words = query_words(query)
-    if not words:
-        return []
-    common: set[str] = set()
-    if total_docs >= COMMON_WORD_MIN_DOCS:
-        share = document_fractions(conn, "commit_fts", words, total_docs)
-        # BM25 gives a word in over half of all commits no weight: drop it (unless all are).
-        informative = [w for w in words if share[w] <= 0.5]
-        words = informative or words
-        common = {w for w in words if share[w] > COMMON_WORD_DF_FRACTION}
-    every = tiered_match_expression(
-        words, "AND", common=common, common_columns=COMMON_WORD_COLUMNS
-    )
-    sql = lexical_sql(
-        has_glob=has_glob,
-        has_after=filters.after is not None,
-        has_before=filters.before is not None,
-    )
-    params: dict[str, Any] = {"match": every, "limit": limit}
-    if filters.after is not None:
-        params["after"] = filters.after
-    if filters.before is not None:
-        params["before"] = filters.before
-    hits = [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
-    if len(hits) < limit and len(words) > 1:
-        seen = {cid for cid, _ in hits}
-        some = tiered_match_expression(
-            words, "OR", common=common, common_columns=COMMON_WORD_COLUMNS
-        )
-        params.update(match=some, limit=limit + len(hits))
-        for r in conn.execute(sql, params):
-            if int(r[0]) not in seen and len(hits) < limit:
-                hits.append((int(r[0]), float(r[1])))
-    return hits
 
 
 def hydrate(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
@@ -314,22 +100,6 @@ def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
             )
         )
     return out
-
-
-def _rank_with_glob(
-    rank: Callable[[int, bool], Hits], glob: GlobCandidates | None, limit: int, need: int
-) -> Hits:
-    """Run ``rank(n, materialized)`` under ``glob`` (see ``GlobCandidates``): up to ``limit``
-    hits, and at least ``need`` (the caller's top_n) whenever that many commits match."""
-    if glob is None:
-        return rank(limit, False)
-    if not glob.materialized:
-        asked = limit * POST_FILTER_FACTOR
-        hits = glob.post_filter(rank(asked, False), asked, limit, need)
-        if hits is not None:
-            return hits
-        glob.materialize()
-    return rank(limit, True)
 
 
 def validate_top_n(top_n: int) -> None:
@@ -409,10 +179,13 @@ def search_git_history(
         try:
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
 
+            # Fusion needs each ranker's exact top-``limit``; lexical mode only the top_n.
+            need = top_n if mode == "lexical" or semantic is None else limit
+
             def lexical_rank(n: int, materialized: bool) -> Hits:
                 return lexical_top_k(
                     conn, query, filters, n, has_glob=materialized, total_docs=total,
-                    need=top_n,
+                    need=need,
                 )
 
             pending: Callable[[], Any] | None = None
@@ -426,7 +199,7 @@ def search_git_history(
                     and not semantic_post
                 )
             lexical: Hits = (
-                _rank_with_glob(lexical_rank, glob, limit, top_n) if mode != "semantic" else []
+                rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
             )
             if not fts5_match_expression(query) and mode == "lexical":
                 warnings.append(
@@ -451,7 +224,7 @@ def search_git_history(
                     outcome = pending()
                     semantic_hits = list(outcome.hits)
                     if semantic_post and glob is not None:
-                        kept = glob.post_filter(semantic_hits, semantic_asked, limit, top_n)
+                        kept = glob.post_filter(semantic_hits, semantic_asked, limit, need)
                         if kept is None:  # too few matching: rank over the materialised set
                             glob.materialize()
                             outcome = semantic.top_k(conn, query, filters, limit, has_glob=True)
@@ -462,7 +235,7 @@ def search_git_history(
                         warnings.extend(outcome.warnings)
                     effective = outcome.effective_mode(mode)
             if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
-                lexical = _rank_with_glob(lexical_rank, glob, limit, top_n)
+                lexical = rank_with_glob(lexical_rank, glob, limit, top_n)
             if effective == "semantic":
                 rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
                 weights = [semantic_weight]

@@ -16,10 +16,9 @@ version) matches its own text *or* its expansion: ``parseConfigFile`` becomes
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Literal
 
-from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, query_units
+from gitquarry.retrieval.tokenize import query_units
 
 
 def _has_token_chars(word: str) -> bool:
@@ -91,69 +90,3 @@ def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") ->
         return ""
     joiner = " " if operator == "AND" else " OR "
     return joiner.join(terms)
-
-
-def _ensure_query_tokenizer(conn: sqlite3.Connection, tokenize: str) -> None:
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_words "
-        f"USING fts5(w, tokenize={tokenize!r})"
-    )
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_query_tokens "
-        "USING fts5vocab(temp, gq_query_words, 'instance')"
-    )
-
-
-def document_fractions(
-    conn: sqlite3.Connection,
-    fts_table: str,
-    words: list[str],
-    total_docs: int,
-    *,
-    tokenize: str = FTS5_TOKENIZE,
-) -> dict[str, float]:
-    """For each of ``words``, the share of the ``total_docs`` rows holding its rarest token
-    (a word's tokens must all match, so the rarest bounds it); 0.0 for a word with no token."""
-    if not words or total_docs <= 0:
-        return {}
-    _ensure_query_tokenizer(conn, tokenize)
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.gq_vocab_{fts_table} "
-        f"USING fts5vocab(main, {fts_table}, 'row')"
-    )
-    conn.execute("DELETE FROM temp.gq_query_words")
-    conn.executemany(
-        "INSERT INTO temp.gq_query_words (rowid, w) VALUES (?, ?)",
-        [(i, w) for i, w in enumerate(words, start=1)],
-    )
-    tokens: dict[int, list[str]] = {}
-    for term, doc in conn.execute("SELECT term, doc FROM temp.gq_query_tokens"):
-        tokens.setdefault(int(doc), []).append(str(term))
-    conn.execute("DELETE FROM temp.gq_query_words")
-    out: dict[str, float] = {}
-    for i, word in enumerate(words, start=1):
-        counts = []
-        for term in tokens.get(i, []):
-            row = conn.execute(
-                f"SELECT doc FROM temp.gq_vocab_{fts_table} WHERE term = ?", (term,)
-            ).fetchone()
-            counts.append(int(row[0]) if row else 0)
-        out[word] = min(counts) / total_docs if counts else 0.0
-    return out
-
-
-def tiered_match_expression(
-    words: list[str],
-    operator: Literal["AND", "OR"],
-    *,
-    common: set[str],
-    common_columns: tuple[str, ...],
-) -> str:
-    """An FTS5 expression over ``words`` (from ``query_words``) in which each word of
-    ``common`` only matches in ``common_columns`` (an FTS5 column filter,
-    ``{title message} : "word"``); other words match in every column. ``""`` if no words."""
-    filt = "{" + " ".join(common_columns) + "} : "
-    parts = [
-        (filt if w in common and common_columns else "") + word_expression(w) for w in words
-    ]
-    return f" {operator} ".join(parts)

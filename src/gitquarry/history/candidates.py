@@ -1,0 +1,123 @@
+"""Search filters and the files-glob candidate set, shared by the keyword and vector rankers.
+
+Every speed-up here changes cost, never the answer: a filter applied after ranking is applied
+to a prefix of the unfiltered ranking, which is a prefix of the filtered ranking (the rankings
+do not depend on the filters: BM25 statistics and cosine similarities are computed over the
+whole index). When that prefix is too short to hold what the caller needs and the unfiltered
+ranking went on, the filter is applied inside the ranking instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitquarry.retrieval.filters import compile_glob
+
+Hits = list[tuple[int, float]]
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Candidate filters. Times are Unix seconds UTC, inclusive bounds."""
+
+    files_glob: str | None = None
+    after: int | None = None
+    before: int | None = None
+
+
+#: A glob matching at least this share of all paths is "broad": it is applied after ranking.
+BROAD_GLOB_PATH_FRACTION = 0.25
+#: How many more hits a ranker returns when a filter is applied after it.
+POST_FILTER_FACTOR = 2
+
+
+def post_filter_prefix(wide: Hits, asked: int, kept: set[int], need: int) -> Hits | None:
+    """``wide`` (the first ``asked`` hits of a ranking, or all of them when shorter) without
+    the hits outside ``kept``, order kept; None when that leaves fewer than ``need`` while the
+    ranking may go on past ``wide`` (the caller must then filter inside the ranking).
+
+    Exact: every hit of the filtered ranking that precedes the last one returned is in
+    ``wide``, so the result is a prefix of the filtered ranking."""
+    hits = [hit for hit in wide if hit[0] in kept]
+    if len(hits) >= need or len(wide) < asked:
+        return hits
+    return None
+
+
+class GlobCandidates:
+    """The commits that changed a path matching a glob, applied as cheaply as possible.
+
+    The glob is matched against the distinct ``paths`` (not every commit) into
+    ``temp.gq_paths``. A selective glob then materialises its commit ids in
+    ``temp.gq_candidates``, which both rankers filter on. A broad glob (most paths match, e.g.
+    ``src/**/*.py``) would make that set most of the index, so it is first applied *after*
+    ranking: the ranker returns ``POST_FILTER_FACTOR`` times more hits over all commits and
+    the non-matching ones are dropped (``post_filter_prefix``). If that leaves too few while
+    more matches may exist, the ids are materialised and the ranker runs again.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, files_glob: str) -> None:
+        """:raises InvalidGlobError: the pattern is malformed."""
+        match = compile_glob(files_glob)
+        rows = conn.execute("SELECT id, path FROM paths").fetchall()
+        path_ids = [row[0] for row in rows if match(row[1])]
+        self.conn = conn
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_candidates (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.gq_candidates")
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gq_paths (id INTEGER PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.gq_paths")
+        conn.executemany("INSERT INTO temp.gq_paths (id) VALUES (?)", ((i,) for i in path_ids))
+        self.broad = bool(rows) and len(path_ids) >= BROAD_GLOB_PATH_FRACTION * len(rows)
+        self.materialized = False
+        if not self.broad:
+            self.materialize()
+
+    def materialize(self) -> int:
+        """Fill ``temp.gq_candidates``; returns the number of candidate commits."""
+        if not self.materialized:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO temp.gq_candidates (id) SELECT commit_id "
+                "FROM commit_paths WHERE path_id IN (SELECT id FROM temp.gq_paths)"
+            )
+            self.materialized = True
+        return int(self.conn.execute("SELECT count(*) FROM temp.gq_candidates").fetchone()[0])
+
+    def keep(self, ids: list[int]) -> set[int]:
+        """The subset of commit ``ids`` that changed a matching path."""
+        kept: set[int] = set()
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            kept.update(
+                int(r[0])
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT commit_id FROM commit_paths WHERE commit_id IN ({marks}) "
+                    "AND path_id IN (SELECT id FROM temp.gq_paths)",
+                    part,
+                )
+            )
+        return kept
+
+    def post_filter(self, wide: Hits, asked: int, limit: int, need: int) -> Hits | None:
+        """``post_filter_prefix`` of ``wide`` under the glob, at most ``limit`` hits."""
+        hits = post_filter_prefix(wide, asked, self.keep([cid for cid, _ in wide]), need)
+        return None if hits is None else hits[:limit]
+
+
+def rank_with_glob(
+    rank: Callable[[int, bool], Hits], glob: GlobCandidates | None, limit: int, need: int
+) -> Hits:
+    """Run ``rank(n, materialized)`` under ``glob``: a prefix of the glob-filtered ranking
+    holding at least ``min(need, matches)`` and at most ``limit`` hits (``limit`` exactly when
+    ``need == limit`` and that many commits match)."""
+    if glob is None:
+        return rank(limit, False)
+    if not glob.materialized:
+        asked = limit * POST_FILTER_FACTOR
+        hits = glob.post_filter(rank(asked, False), asked, limit, need)
+        if hits is not None:
+            return hits
+        glob.materialize()
+    return rank(limit, True)

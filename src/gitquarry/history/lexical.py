@@ -1,0 +1,163 @@
+"""The keyword ranker of commit search: exact BM25 top-k from the ``commit_fts`` FTS5 index.
+
+**The lexical ranking** (what every function here returns a prefix of): the commits that
+pass the filters and hold at least one query word, in two groups, commits holding *every*
+word first, then commits holding some; within a group by FTS5 ``bm25()`` with the column
+weights ``BM25_WEIGHTS`` (more negative is better), ties by row id (older rows first). A word
+matches in any column through ``retrieval.fts.word_expression`` (its own text or its
+identifier / CJK / version expansion). ``bm25`` statistics (IDF, average length) are over the
+whole index, so a commit's value does not depend on the filters.
+
+Exact, not approximate: no word is dropped or restricted to some columns, however common.
+The costs that remain are FTS5's: it scores every row that matches the expression and passes
+the filters (about 1 µs per row), so a query made only of words found in most commits costs
+time proportional to the index (docs/performance.md gives the figures).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, Literal
+
+from gitquarry.history.candidates import POST_FILTER_FACTOR, Filters, Hits, post_filter_prefix
+from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME
+from gitquarry.retrieval.fts import fts5_match_expression, query_words
+
+#: BM25 column weights for (title, message, author, committer, files_changed, delta_truncated)
+BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0, 2.0, 1.0)
+#: A time window holding at least this share of all commits is applied after ranking.
+BROAD_TIME_FRACTION = 0.25
+
+
+def lexical_sql(*, has_glob: bool, has_after: bool, has_before: bool) -> str:
+    """The BM25 top-k query. Parameters: ``:match``, ``:after``, ``:before``, ``:limit``.
+
+    Ranked inside the FTS5 table (no join per matching row: at 100k commits the join cost
+    more than the ranking). Time bounds and the glob's candidates restrict ``rowid`` through
+    subqueries that SQLite evaluates once into a set; the unary ``+`` keeps FTS5 from
+    turning ``rowid IN (…)`` into one full-text lookup per listed id (100x slower).
+    Ties on bm25 are broken by row id: deterministic.
+    """
+    weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    where = ["commit_fts MATCH :match"]
+    bounds = []
+    if has_after:
+        bounds.append("timestamp >= :after")
+    if has_before:
+        bounds.append("timestamp <= :before")
+    if bounds:
+        where.append(f"+rowid IN (SELECT id FROM git_commits WHERE {' AND '.join(bounds)})")
+    if has_glob:
+        where.append("+rowid IN (SELECT id FROM temp.gq_candidates)")
+    return (
+        f"SELECT rowid AS id, bm25(commit_fts, {weights}) AS bm25 FROM commit_fts "
+        f"WHERE {' AND '.join(where)} ORDER BY bm25, rowid LIMIT :limit"
+    )
+
+
+def _ranked(
+    conn: sqlite3.Connection,
+    query: str,
+    operator: Literal["AND", "OR"],
+    filters: Filters,
+    limit: int,
+    has_glob: bool,
+) -> Hits:
+    sql = lexical_sql(
+        has_glob=has_glob, has_after=filters.after is not None,
+        has_before=filters.before is not None,
+    )
+    params: dict[str, Any] = {"match": fts5_match_expression(query, operator), "limit": limit}
+    if filters.after is not None:
+        params["after"] = filters.after
+    if filters.before is not None:
+        params["before"] = filters.before
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, params)]
+
+
+def rank_lexical(
+    conn: sqlite3.Connection, query: str, filters: Filters, limit: int, *, has_glob: bool
+) -> Hits:
+    """The first ``limit`` hits of the lexical ranking as (commit id, bm25), time bounds and
+    (with ``has_glob``) ``temp.gq_candidates`` applied inside the query. [] when the query
+    holds no searchable word.
+
+    Commits holding every word come from an AND query; when they are fewer than ``limit``,
+    an OR query asked for ``limit`` more than that fills the rest (the AND hits it returns
+    again are skipped, so the fill is exactly the next commits of the second group).
+    """
+    if not query_words(query):
+        return []
+    hits = _ranked(conn, query, "AND", filters, limit, has_glob)
+    if len(hits) < limit and len(query_words(query)) > 1:
+        seen = {cid for cid, _ in hits}
+        for hit in _ranked(conn, query, "OR", filters, limit + len(hits), has_glob):
+            if hit[0] not in seen and len(hits) < limit:
+                hits.append(hit)
+    return hits
+
+
+def _window_count(conn: sqlite3.Connection, filters: Filters) -> int:
+    bounds, params = [], []
+    if filters.after is not None:
+        bounds.append("timestamp >= ?")
+        params.append(filters.after)
+    if filters.before is not None:
+        bounds.append("timestamp <= ?")
+        params.append(filters.before)
+    sql = f"SELECT count(*) FROM git_commits WHERE {' AND '.join(bounds)}"
+    return int(conn.execute(sql, params).fetchone()[0])
+
+
+def _in_window(conn: sqlite3.Connection, ids: list[int], filters: Filters) -> set[int]:
+    """The commits of ``ids`` whose committer time lies within the filters' bounds."""
+    if not ids:
+        return set()
+    lo = filters.after if filters.after is not None else MIN_TIME
+    hi = filters.before if filters.before is not None else MAX_TIME
+    kept: set[int] = set()
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        kept.update(
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT id FROM git_commits WHERE id IN ({marks}) "
+                "AND timestamp BETWEEN ? AND ?",
+                [*part, lo, hi],
+            )
+        )
+    return kept
+
+
+def lexical_top_k(
+    conn: sqlite3.Connection,
+    query: str,
+    filters: Filters,
+    limit: int,
+    *,
+    has_glob: bool,
+    total_docs: int = 0,
+    need: int | None = None,
+) -> Hits:
+    """A prefix of the lexical ranking under ``filters``: at most ``limit`` hits, and at
+    least ``need`` (default ``limit``) whenever that many commits match.
+
+    A broad time window (at least ``BROAD_TIME_FRACTION`` of ``total_docs``) is applied after
+    ranking ``POST_FILTER_FACTOR`` times more hits without it (``post_filter_prefix``: exact),
+    falling back to the bounded query when fewer than ``need`` remain and more may exist.
+    """
+    need = limit if need is None else need
+    windowed = filters.after is not None or filters.before is not None
+    if windowed and total_docs and (
+        _window_count(conn, filters) >= BROAD_TIME_FRACTION * total_docs
+    ):
+        asked = limit * POST_FILTER_FACTOR
+        unbounded = Filters(files_glob=filters.files_glob)
+        wide = rank_lexical(conn, query, unbounded, asked, has_glob=has_glob)
+        kept = post_filter_prefix(
+            wide, asked, _in_window(conn, [cid for cid, _ in wide], filters), need
+        )
+        if kept is not None:
+            return kept[:limit]
+    return rank_lexical(conn, query, filters, limit, has_glob=has_glob)
