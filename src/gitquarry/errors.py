@@ -226,6 +226,62 @@ class GitObjectMissingError(GitquarryError):
         self.repo = repo
 
 
+class RepositoryNotTrustedError(GitquarryError):
+    """Git refuses a repository owned by another user ("dubious ownership"): it is not
+    listed in the ``safe.directory`` configuration. ``remedy`` is the command git suggests."""
+
+    code = "repository_not_trusted"
+
+    def __init__(self, path: str, remedy: str) -> None:
+        super().__init__(
+            f"{path}: Git refuses to read this repository because it is owned by another user "
+            f"(\"dubious ownership\"). If you trust it, run: {remedy}"
+        )
+        self.path = path
+        self.remedy = remedy
+
+
+class BareRepositoryRefusedError(GitquarryError):
+    """A bare repository found by walking the workspace, refused by ``safe.bareRepository
+    = explicit`` in the user's git configuration."""
+
+    code = "bare_repository_refused"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"{path}: Git refuses to use this bare repository (safe.bareRepository is "
+            "'explicit' in your git configuration); it is not indexed"
+        )
+        self.path = path
+
+
+class RepositoryUnreadableError(GitquarryError):
+    """Git cannot open a repository (bad configuration, unsupported format or extension,
+    broken ``HEAD``). ``detail`` is what git said."""
+
+    code = "repository_unreadable"
+
+    def __init__(self, path: str, detail: str) -> None:
+        super().__init__(f"{path}: Git cannot read this repository: {detail}")
+        self.path = path
+        self.detail = detail
+
+
+class RepositoryIndexError(GitquarryError):
+    """Indexing one repository failed unexpectedly (a bug in gitquarry, or an input it does
+    not handle yet). The other repositories are still indexed."""
+
+    code = "repository_failed"
+
+    def __init__(self, path: str, cause: BaseException) -> None:
+        super().__init__(
+            f"{path}: not indexed: unexpected {type(cause).__name__}: {cause}. "
+            "This is a bug in gitquarry; re-run with GITQUARRY_DEBUG=1 and report the traceback"
+        )
+        self.path = path
+        self.cause = cause
+
+
 # --- embedding ------------------------------------------------------------------------------
 
 

@@ -1,16 +1,29 @@
 """``gitquarry index``: run the indexing (history, graph, embeddings) and print its summary.
 
-The run summary is one place: the per-repository warnings and errors (each once), the
-totals line, the graph/embedding lines, and what an interrupted run kept.
+The run summary is printed in one place, each fact once: per repository its error (with
+its code in ``--json``), broken refs, skipped and removed repositories, clamped times, the
+``.mailmap`` re-mapping, then the totals line and the graph/embedding lines. Ctrl-C prints
+what was kept and that the next run resumes (exit 130).
 """
 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
+from typing import Any
 
 from gitquarry.cli.common import error, note, out, print_json, warn
 from gitquarry.cli.progress import RichProgress
+from gitquarry.history.report import IndexingInterrupted, IndexReport, RepoReport
 from gitquarry.workspace import Workspace
+
+#: exit status after Ctrl-C (128 + SIGINT), as shells report it
+EXIT_INTERRUPTED = 130
+
+_REMOVED_REASONS = {
+    "gone": "its git directory no longer exists",
+    "not_found": "no longer found under the workspace (excluded, moved or deleted)",
+}
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -22,34 +35,50 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n:,} {_plural(n, one, many)}"
 
 
+def _say(message: str) -> None:
+    out(message)
+
+
+def _date(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+
+
 def run_index(
     workspace: Workspace, *, embed: bool, quiet: bool, as_json: bool
 ) -> int:
     """Index ``workspace`` (history, graph, embeddings); print a summary. Returns exit code."""
     from gitquarry.errors import Fts5UnavailableError
-    from gitquarry.history.indexer import IndexReport, index_workspace
+    from gitquarry.history.indexer import index_workspace
     from gitquarry.indexing import index_extras
 
     started = time.monotonic()
     history_on = workspace.config.git_indexing.enabled
-    with workspace.write_lock():
-        store = workspace.open_store(create=True)
-        try:
-            history_error: Fts5UnavailableError | None = None
-            with RichProgress(quiet=quiet or as_json) as progress:
-                try:
-                    report = (
-                        index_workspace(workspace.root, store, workspace.config, progress=progress)
-                        if history_on else IndexReport()
+    report = IndexReport()
+    phase = "history"
+    try:
+        with workspace.write_lock():
+            store = workspace.open_store(create=True)
+            try:
+                history_error: Fts5UnavailableError | None = None
+                with RichProgress(quiet=quiet or as_json) as progress:
+                    try:
+                        if history_on:
+                            report = index_workspace(
+                                workspace.root, store, workspace.config, progress=progress
+                            )
+                    except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
+                        history_error = exc
+                    phase = "extras"
+                    extras = index_extras(
+                        workspace, store, progress=progress,
+                        embed=embed and history_on and history_error is None,
                     )
-                except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
-                    history_error, report = exc, IndexReport()
-                extras = index_extras(
-                    workspace, store, progress=progress,
-                    embed=embed and history_on and history_error is None,
-                )
-        finally:
-            store.close()
+            finally:
+                store.close()
+    except KeyboardInterrupt as exc:
+        partial = exc.report if isinstance(exc, IndexingInterrupted) else report
+        _interrupted(partial, phase, as_json=as_json)
+        return EXIT_INTERRUPTED
     elapsed = time.monotonic() - started
     if history_error is not None:
         error(str(history_error))
@@ -58,55 +87,127 @@ def run_index(
             {
                 "workspace": str(workspace.root),
                 "index": str(workspace.db_path),
-                "repositories": [vars(r) for r in report.repositories],
-                "removed_repositories": report.removed_repositories,
-                "new_commits": report.new_commits,
-                "pruned_commits": report.pruned_commits,
-                "total_commits": report.total_commits,
-                "up_to_date": report.up_to_date,
+                **report.to_dict(),
                 "history_indexed": history_on,
                 "seconds": round(elapsed, 3),
                 **extras.to_dict(),
             }
         )
     else:
-        for rep in report.failed:
-            error(f"{rep.path}: {rep.error}")
-        for rep in report.repositories:
-            if rep.warning:
-                warn(f"{rep.path}: {rep.warning}")
-            if rep.shallow_commits:
-                warn(f"{rep.path}: shallow clone; {rep.shallow_commits} boundary commit(s) "
-                     "indexed without parents, files or diff")
-            if rep.missing_object_commits:
-                warn(f"{rep.path}: {rep.missing_object_commits} commit(s) indexed without "
-                     "their diff (Git objects missing from the local object store)")
-            if rep.decode_warnings:
-                warn(f"{rep.path}: {rep.decode_warnings} commit(s) held invalid UTF-8, "
-                     "decoded with U+FFFD")
-        n_repos = len(report.repositories)
-        repos = _count(n_repos, "repository", "repositories")
-        total = _count(report.total_commits, "commit", "commits")
-        if not history_on:
-            out(
-                "Commit history not indexed: [git_indexing] enabled = false.")
-        elif report.up_to_date and not report.failed:
-            nothing = " Nothing to do." if not extras.did_work else ""
-            out(
-                f"Commit history is up to date: {total} in {repos}.{nothing}")
-        else:
-            out(
-                f"Indexed {_count(report.new_commits, 'new commit', 'new commits')}, "
-                f"pruned {report.pruned_commits:,}, in {repos} ({report.seconds:.1f} s). "
-                f"Total: {total}.")
+        _print_history(report, workspace, history_on=history_on, extras_did_work=extras.did_work)
         for line in extras.summary_lines():
-            out(line)
+            _say(line)
         for message in extras.warnings:
             warn(message)
         for message in extras.errors:
             error(message)
         if not quiet:
             note(f"Done in {elapsed:.2f} s.")
-        if n_repos == 0 and history_on:
-            warn(f"no Git repositories found under {workspace.root}")
     return 1 if report.failed or history_error is not None or extras.errors else 0
+
+
+def _interrupted(report: IndexReport, phase: str, *, as_json: bool) -> None:
+    """What an interrupted run kept, and that re-running resumes."""
+    kept = _count(report.new_commits, "new commit", "new commits")
+    total = _count(report.total_commits, "commit", "commits")
+    if phase == "extras":
+        message = (
+            "Interrupted while indexing the graph or computing embeddings. The commit history "
+            f"is up to date ({kept} added); embeddings computed so far are kept. Run "
+            "`gitquarry index` again to continue."
+        )
+    else:
+        where = f" while indexing {report.interrupted_in}" if report.interrupted_in else ""
+        message = (
+            f"Interrupted{where}. Kept: {kept} from this run ({total} in the index), every "
+            "finished batch is saved. Run `gitquarry index` again to resume; it continues "
+            "where this run stopped."
+        )
+    if as_json:
+        print_json({"interrupted": True, "phase": phase, "message": message,
+                    **report.to_dict()})
+    note(message)
+
+
+def _repo_messages(rep: RepoReport) -> None:
+    prefix = f"{rep.path}: "
+    if rep.error:
+        error(rep.error if rep.error.startswith(prefix) else prefix + rep.error)
+    for problem in rep.problems:
+        warn(f"{prefix}{problem.message} [{problem.code}]")
+    if rep.warning:
+        warn(prefix + rep.warning)
+    for note in rep.notes:
+        warn(prefix + note)
+    if rep.shallow_commits:
+        boundary = _count(rep.shallow_commits, "boundary commit", "boundary commits")
+        warn(f"{prefix}shallow clone; {boundary} "
+             "indexed without parents, files or diff (`git fetch --unshallow`, then "
+             "`gitquarry index`, completes them)")
+    if rep.missing_object_commits:
+        warn(f"{prefix}{_count(rep.missing_object_commits, 'commit', 'commits')} indexed "
+             "without their diff (Git objects missing from the local object store)")
+    if rep.decode_warnings:
+        warn(f"{prefix}{_count(rep.decode_warnings, 'commit', 'commits')} held invalid UTF-8, "
+             "decoded with U+FFFD")
+    if rep.invalid_time_commits:
+        warn(
+            f"{prefix}{_count(rep.invalid_time_commits, 'commit has', 'commits have')} an "
+            "author or committer time Git cannot represent; stored clamped to "
+            f"{_date(0)}..{_date(253_402_300_799)}: " + ", ".join(rep.invalid_time_examples)
+            + (" …" if rep.invalid_time_commits > len(rep.invalid_time_examples) else "")
+        )
+    if rep.replace_refs and not rep.up_to_date:
+        warn(f"{prefix}{_count(rep.replace_refs, 'replace ref', 'replace refs')} (git replace) "
+             "ignored: commits are indexed as stored (`git --no-replace-objects log` shows "
+             "the same)")
+
+
+def _print_history(
+    report: IndexReport, workspace: Workspace, *, history_on: bool, extras_did_work: bool
+) -> None:
+    for message in report.environment_warnings:
+        warn(message)
+    for skipped in report.skipped:
+        warn(f"{skipped.message} [{skipped.code}]")
+    for rep in report.repositories:
+        _repo_messages(rep)
+    for rep in report.repositories:
+        if rep.identities_remapped:
+            _say(f"{rep.path}: .mailmap changed; "
+                 f"{_count(rep.identities_remapped, 'commit', 'commits')} now show the "
+                 "canonical author/committer.")
+    for moved in report.moved:
+        _say(f"Moved: {moved.old_path} is now {moved.path} (its index entries were kept).")
+    for removed in report.removed:
+        _say(
+            f"Removed {removed.path}: {_REMOVED_REASONS.get(removed.reason, removed.reason)}; "
+            f"{_count(removed.commits, 'commit', 'commits')} dropped"
+            + (f" ({removed.deleted_commits:,} held by no other repository, deleted)"
+               if removed.deleted_commits != removed.commits else "")
+            + "."
+        )
+    n_repos = len(report.repositories)
+    repos = _count(n_repos, "repository", "repositories")
+    total = _count(report.total_commits, "commit", "commits")
+    if not history_on:
+        _say("Commit history not indexed: [git_indexing] enabled = false.")
+    elif report.up_to_date and not report.failed:
+        nothing = " Nothing to do." if not extras_did_work else ""
+        _say(f"Commit history is up to date: {total} in {repos}.{nothing}")
+    else:
+        from_removed = sum(r.commits for r in report.removed)
+        gone = _count(len(report.removed), "removed repository", "removed repositories")
+        removed_note = f" ({from_removed:,} from {gone})" if from_removed else ""
+        _say(
+            f"Indexed {_count(report.new_commits, 'new commit', 'new commits')}, "
+            f"pruned {report.pruned_commits:,}{removed_note}, in {repos} "
+            f"({report.seconds:.1f} s). Total: {total}."
+        )
+    if n_repos == 0 and history_on and not report.skipped:
+        warn(f"no Git repositories found under {workspace.root}")
+
+
+def summary_json(report: IndexReport) -> dict[str, Any]:
+    """The history part of ``gitquarry index --json`` (also used by other surfaces)."""
+    return report.to_dict()

@@ -16,8 +16,15 @@ from pathlib import Path
 
 from wcmatch import glob as wcglob
 
-from gitquarry.errors import GitError, NotARepositoryError
-from gitquarry.gitio.runner import run_git
+from gitquarry.errors import (
+    BareRepositoryRefusedError,
+    GitquarryError,
+    NotARepositoryError,
+    RepositoryNotTrustedError,
+    RepositoryUnreadableError,
+    git_message,
+)
+from gitquarry.gitio.runner import display_path, run_git
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +44,43 @@ class Repository:
     object_format: str  # "sha1" or "sha256"
 
 
+@dataclass(frozen=True)
+class SkippedRepository:
+    """A directory that holds a repository git refuses (or fails) to open. ``code`` is the
+    error's stable code (``repository_not_trusted``, ``bare_repository_refused``,
+    ``repository_unreadable``, ``not_a_repository``) and ``message`` says why and what to do."""
+
+    path: Path
+    code: str
+    message: str
+
+
+@dataclass
+class Discovery:
+    """``repositories`` found under a workspace (sorted by path) and the ones ``skipped``."""
+
+    repositories: list[Repository]
+    skipped: list[SkippedRepository]
+
+
+def _refusal(path: Path, stderr: str) -> GitquarryError:
+    """The typed error for git's refusal to open ``path`` (``stderr`` as git printed it,
+    in the C locale the runner sets)."""
+    shown = display_path(path)
+    if "dubious ownership" in stderr:
+        remedy = next(
+            (ln.strip() for ln in stderr.splitlines() if "safe.directory" in ln
+             and ln.strip().startswith("git config")),
+            f"git config --global --add safe.directory {shown}",
+        )
+        return RepositoryNotTrustedError(shown, remedy)
+    if "cannot use bare repository" in stderr:
+        return BareRepositoryRefusedError(shown)
+    if "not a git repository" in stderr.lower() or not stderr.strip():
+        return NotARepositoryError(path)
+    return RepositoryUnreadableError(shown, git_message(stderr))
+
+
 def _looks_bare(path: Path) -> bool:
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
 
@@ -45,6 +89,9 @@ def inspect_repository(path: Path) -> Repository:
     """Describe the repository at ``path`` (a working tree, a ``.git`` dir or a bare repo).
 
     :raises NotARepositoryError: ``path`` is not in a repository.
+    :raises RepositoryNotTrustedError: git refuses it (owned by another user).
+    :raises BareRepositoryRefusedError: git refuses an implicit bare repository.
+    :raises RepositoryUnreadableError: git cannot open it (configuration, format).
     """
     try:
         proc = run_git(
@@ -66,7 +113,7 @@ def inspect_repository(path: Path) -> Repository:
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     # --show-toplevel fails (exit 128) in a bare repo but the other lines are printed.
     if len(lines) < 4:
-        raise NotARepositoryError(path)
+        raise _refusal(path, proc.stderr.decode("utf-8", "replace"))
     git_dir = Path(lines[0]).resolve()
     common_dir = Path(lines[1]).resolve()
     is_bare = lines[2].strip() == "true"
@@ -103,20 +150,36 @@ def discover_repositories(
     exclude: list[str] | None = None,
     exclude_hidden_dirs: bool = True,
 ) -> list[Repository]:
-    """Every repository under ``root``, once each, sorted by path.
+    """Every repository under ``root``, once each, sorted by path (``discover`` also says
+    which were skipped and why)."""
+    return discover(root, exclude=exclude, exclude_hidden_dirs=exclude_hidden_dirs).repositories
 
-    :raises NotARepositoryError: never; a directory that only looks like a repository is
-        skipped with a logged warning.
+
+def discover(
+    root: Path,
+    *,
+    exclude: list[str] | None = None,
+    exclude_hidden_dirs: bool = True,
+) -> Discovery:
+    """Every repository under ``root``, once each, sorted by path, and every directory that
+    holds one git refuses or fails to open (``Discovery.skipped``, never silently dropped).
     """
     root = root.resolve()
     patterns = list(exclude or [])
     found: dict[Path, Repository] = {}
+    skipped: dict[Path, SkippedRepository] = {}
+
+    def skip(candidate: Path, exc: GitquarryError) -> None:
+        log.info("skipping %s: %s", display_path(candidate), exc)
+        skipped[candidate] = SkippedRepository(candidate, exc.code, str(exc))
 
     def add(candidate: Path) -> None:
         try:
             repo = inspect_repository(candidate)
-        except (NotARepositoryError, GitError) as exc:
-            log.warning("skipping %s: %s", candidate, exc)
+        except (GitquarryError, OSError) as exc:
+            if isinstance(exc, OSError):
+                exc = RepositoryUnreadableError(display_path(candidate), str(exc))
+            skip(candidate, exc)
             return
         current = found.get(repo.common_dir)
         # Keep the main working tree when a linked worktree was seen first.
@@ -127,13 +190,18 @@ def discover_repositories(
     # bare repository, whose contents are git internals: nothing more to find below it.
     if not (root / ".git").exists():
         try:
-            add_repo = inspect_repository(root)
+            add_repo: Repository | None = inspect_repository(root)
         except NotARepositoryError:
             add_repo = None
+        except (GitquarryError, OSError) as exc:
+            add_repo = None
+            if isinstance(exc, OSError):
+                exc = RepositoryUnreadableError(display_path(root), str(exc))
+            skip(root, exc)
         if add_repo is not None:
             found[add_repo.common_dir] = add_repo
             if add_repo.is_bare and add_repo.common_dir == root:
-                return [add_repo]
+                return Discovery([add_repo], [])
 
     for dirpath, dirnames, filenames in os.walk(root, topdown=True, followlinks=False):
         current = Path(dirpath)
@@ -156,4 +224,7 @@ def discover_repositories(
                 continue
             kept.append(name)
         dirnames[:] = kept
-    return sorted(found.values(), key=lambda r: str(r.path))
+    return Discovery(
+        sorted(found.values(), key=lambda r: os.fsencode(r.path)),
+        sorted(skipped.values(), key=lambda s: os.fsencode(s.path)),
+    )

@@ -1,57 +1,160 @@
-"""Snapshot a repository's refs: which commit each selected ref points to.
+"""A repository's refs: which commit each selected ref points to, and which refs are broken.
 
-Refs are selected with gitignore-style globs (``refs/heads/**``). Annotated tags are peeled
-to their commit; refs pointing at trees or blobs are left out.
+Ref names are bytes in git (any byte but a few controls); they are kept as ``str`` decoded
+with ``surrogateescape`` (lossless: ``RefTip.name_bytes`` gives the bytes back) and shown
+with ``\\xNN`` escapes (``RefTip.display``). Refs are selected with gitignore-style globs
+(``refs/heads/**``) matched against that text. Tags are peeled through any number of tag
+objects to what they finally point at; refs ending at a tree or a blob have no history and
+are left out. A ref whose object (or a tag's target) is missing from the object store is
+returned as a ``RefProblem``, never an exception: the other refs are still indexed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wcmatch import glob as wcglob
 
-from gitquarry.gitio.runner import run_git
+from gitquarry.gitio.runner import display_bytes, run_git
 
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
 
 
 @dataclass(frozen=True)
 class RefTip:
-    ref: str  # full ref name, e.g. refs/heads/main
-    commit: str  # full commit hash the ref resolves to (tags peeled)
+    """``ref``: the full ref name (``refs/heads/main``), undecodable bytes as surrogate
+    escapes; ``commit``: the commit it resolves to (tags peeled)."""
+
+    ref: str
+    commit: str
+
+    @property
+    def name_bytes(self) -> bytes:
+        return ref_bytes(self.ref)
+
+    @property
+    def display(self) -> str:
+        return display_ref(self.ref)
 
 
-def snapshot_refs(git_dir: Path, ref_globs: list[str]) -> list[RefTip]:
-    """The commit tips of every ref matching ``ref_globs``, sorted by ref name.
+@dataclass(frozen=True)
+class RefProblem:
+    """A ref whose history cannot be read in full. ``code``: ``ref_target_missing`` (the
+    object the ref or its tag chain points to is not in the object store) or
+    ``ref_history_incomplete`` (a commit in its history is missing: ``object_id``)."""
 
+    ref: str
+    code: str
+    object_id: str
+    message: str
+
+    @property
+    def display(self) -> str:
+        return display_ref(self.ref)
+
+
+@dataclass
+class RefSnapshot:
+    """``tips``: selected refs resolving to a commit, sorted by name; ``problems``: selected
+    refs whose object is missing; ``replace_refs``: how many ``refs/replace/*`` exist
+    (gitquarry ignores them; see ``gitio.runner``)."""
+
+    tips: list[RefTip] = field(default_factory=list)
+    problems: list[RefProblem] = field(default_factory=list)
+    replace_refs: int = 0
+
+
+def ref_bytes(ref: str) -> bytes:
+    """The exact bytes of a ref name held as surrogate-escaped text."""
+    return ref.encode("utf-8", "surrogateescape")
+
+
+def ref_from_bytes(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def display_ref(ref: str) -> str:
+    """A ref name for people: invalid UTF-8 bytes as ``\\xNN``."""
+    return display_bytes(ref_bytes(ref))
+
+
+class RefMatcher:
+    """Compiled ref globs (gitignore-style ``**``)."""
+
+    def __init__(self, globs: list[str]) -> None:
+        self._matcher = wcglob.compile(globs, flags=_GLOB_FLAGS)
+
+    def __call__(self, ref: str) -> bool:
+        return bool(self._matcher.match(ref))
+
+
+def _peel(git_dir: Path, object_ids: list[str]) -> dict[str, tuple[str, str] | None]:
+    """``oid`` → (object it finally points at through tags, its type), or None: missing."""
+    if not object_ids:
+        return {}
+    payload = "".join(f"{oid}^{{}}\n" for oid in object_ids).encode("ascii")
+    proc = run_git(git_dir, ["cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                   input_bytes=payload, check=False)
+    lines = proc.stdout.decode("ascii", "replace").splitlines()
+    out: dict[str, tuple[str, str] | None] = {}
+    for oid, line in zip(object_ids, lines, strict=False):
+        parts = line.split()
+        if len(parts) == 2 and parts[1] != "missing":
+            out[oid] = (parts[0], parts[1])
+        else:
+            out[oid] = None
+    return out
+
+
+def read_refs(git_dir: Path, ref_globs: list[str]) -> RefSnapshot:
+    """The refs of the repository selected by ``ref_globs``, peeled (see module docstring).
+
+    One ``git for-each-ref`` (which reads no object, so a broken ref cannot stop it) and one
+    ``git cat-file --batch-check`` for all refs.
     :raises GitError: ``git for-each-ref`` failed.
     """
-    proc = run_git(
-        git_dir,
-        [
-            "for-each-ref",
-            "--format=%(refname)%00%(objecttype)%00%(objectname)%00%(*objecttype)%00%(*objectname)",
-        ],
-    )
-    tips: list[RefTip] = []
+    proc = run_git(git_dir, ["for-each-ref", "--format=%(objectname) %(refname)"])
+    matcher = RefMatcher(ref_globs)
+    snapshot = RefSnapshot()
+    selected: list[tuple[str, str]] = []
     for line in proc.stdout.split(b"\n"):
-        if not line:
+        oid_raw, _, name_raw = line.partition(b" ")
+        if not name_raw:
             continue
-        parts = line.split(b"\x00")
-        if len(parts) != 5:
-            continue
-        ref = parts[0].decode("utf-8", "surrogateescape")
-        if not wcglob.globmatch(ref, ref_globs, flags=_GLOB_FLAGS):
+        ref = ref_from_bytes(name_raw)
+        if ref.startswith("refs/replace/"):
+            snapshot.replace_refs += 1
+        if not matcher(ref):
             continue
         if ref.endswith("/HEAD") and ref.startswith("refs/remotes/"):
             continue  # a symbolic alias of another remote branch
-        kind, name, peeled_kind, peeled = (p.decode("ascii", "replace") for p in parts[1:])
-        if kind == "commit":
-            tips.append(RefTip(ref, name))
-        elif kind == "tag" and peeled_kind == "commit":
-            tips.append(RefTip(ref, peeled))
-    return sorted(tips, key=lambda t: t.ref)
+        selected.append((ref, oid_raw.decode("ascii", "replace")))
+    peeled = _peel(git_dir, sorted({oid for _, oid in selected}))
+    for ref, oid in selected:
+        target = peeled.get(oid)
+        if target is None:
+            snapshot.problems.append(
+                RefProblem(
+                    ref, "ref_target_missing", oid,
+                    f"{display_ref(ref)} points at {oid}, which is missing from the object "
+                    "store (or is a tag whose target is missing); its history is not indexed",
+                )
+            )
+        elif target[1] == "commit":
+            snapshot.tips.append(RefTip(ref, target[0]))
+    snapshot.tips.sort(key=lambda t: t.name_bytes)
+    snapshot.problems.sort(key=lambda p: ref_bytes(p.ref))
+    return snapshot
+
+
+def snapshot_refs(git_dir: Path, ref_globs: list[str]) -> list[RefTip]:
+    """The commit tips of every ref matching ``ref_globs``, sorted by ref name (broken refs
+    left out; ``read_refs`` reports them).
+
+    :raises GitError: ``git for-each-ref`` failed.
+    """
+    return read_refs(git_dir, ref_globs).tips
 
 
 def existing_objects(git_dir: Path, object_ids: list[str]) -> set[str]:

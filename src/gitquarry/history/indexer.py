@@ -2,87 +2,93 @@
 
 New work is found by reachability, never by date: each repository's ref tips are stored after
 a successful run, and the next run indexes ``git rev-list <new tips> --not <old tips>`` and
-prunes ``git rev-list <old tips> --not <new tips>``. When an old tip is gone from the object
-store, or a previous run was interrupted, the repository is fully reconciled instead (every
-reachable commit listed; anything else pruned). Commits are written in batches, each batch in
-one transaction, and the ref tips only at the end, so a killed run resumes without loss or
-duplicates: commits already stored are recognised by hash and only get their membership.
+prunes ``git rev-list <old tips> --not <new tips>``. The repository is fully reconciled
+instead (every reachable commit listed, anything else pruned; ``RepoReport.reconcile_reason``)
+when a previous run was interrupted, an old tip is gone from the object store, a ref's history
+is broken (now or last run), or the ``shallow`` file changed (``fetch --unshallow``/``--deepen``
+made older history reachable and boundary commits complete). Commits are written in batches,
+each batch in one transaction, and the ref tips only at the end, so a killed run resumes
+without loss or duplicates: commits already stored are recognised by hash and only get their
+membership.
+
+Faults cost what they touch: a ref pointing at a missing object, or whose history misses a
+commit, is reported (``RepoReport.problems``, ``repo_problems``) while every commit reachable
+from the healthy refs, and what can still be read behind the broken ones, is indexed. A
+repository that fails for any other reason is reported with a typed error and the run goes on
+with the next one. Identities follow the repository's ``.mailmap`` (``history.identities``);
+moved and vanished repositories are reconciled by ``history.locations``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
+import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from sqlite3 import Connection
 
 from gitquarry.config import Config
-from gitquarry.errors import GitquarryError
-from gitquarry.gitio.discovery import Repository, discover_repositories
+from gitquarry.errors import GitError, GitquarryError, RepositoryIndexError
+from gitquarry.gitio.discovery import Repository, discover
 from gitquarry.gitio.log import LogCommit, stream_commits
-from gitquarry.gitio.refs import existing_objects, rev_list, shallow_commits, snapshot_refs
+from gitquarry.gitio.mailmap import NO_MAILMAP, load_mailmap
+from gitquarry.gitio.refs import (
+    RefProblem,
+    existing_objects,
+    read_refs,
+    ref_bytes,
+    rev_list,
+    shallow_commits,
+)
+from gitquarry.gitio.runner import display_path, environment_warnings
+from gitquarry.gitio.walk import partition_tips, walk_readable
+from gitquarry.history.identities import raw_or_none, remap_identities
+from gitquarry.history.locations import (
+    path_columns,
+    record_skipped,
+    relocate_moved,
+    remove_vanished,
+)
 from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
+from gitquarry.history.report import (
+    IndexingInterrupted,
+    IndexReport,
+    RefProblemReport,
+    RepoReport,
+    SkippedReport,
+)
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.schema.history import COMMIT_FTS_INSERT_SQL
 
+__all__ = [
+    "IndexReport",
+    "IndexingInterrupted",
+    "RepoReport",
+    "count_commits",
+    "index_repository",
+    "index_workspace",
+]
+
 log = logging.getLogger(__name__)
 
 _SQL_CHUNK = 500
+#: at most this many examples of clamped times are kept per repository report
+_TIME_EXAMPLES = 5
 
-
-@dataclass
-class RepoReport:
-    """What one repository's run did. ``seconds`` is wall time."""
-
-    path: str
-    new_commits: int = 0
-    reused_commits: int = 0
-    pruned_commits: int = 0
-    up_to_date: bool = False
-    full_reconcile: bool = False
-    missing_object_commits: int = 0
-    #: shallow-clone boundary commits stored without parents, files or diff
-    shallow_commits: int = 0
-    #: incomplete copies stored earlier (another repository) replaced by this one's full copy
-    completed_commits: int = 0
-    decode_warnings: int = 0
-    error: str | None = None
-    #: something the user should know that is not an error (e.g. no ref matched)
-    warning: str | None = None
-    seconds: float = 0.0
-
-
-@dataclass
-class IndexReport:
-    """What an indexing run did across the workspace."""
-
-    repositories: list[RepoReport] = field(default_factory=list)
-    removed_repositories: list[str] = field(default_factory=list)
-    total_commits: int = 0
-    seconds: float = 0.0
-
-    @property
-    def new_commits(self) -> int:
-        return sum(r.new_commits for r in self.repositories)
-
-    @property
-    def pruned_commits(self) -> int:
-        return sum(r.pruned_commits for r in self.repositories)
-
-    @property
-    def failed(self) -> list[RepoReport]:
-        return [r for r in self.repositories if r.error]
-
-    @property
-    def up_to_date(self) -> bool:
-        return (
-            all(r.up_to_date for r in self.repositories) and not self.removed_repositories
-        )
+_REASON_NOTES = {
+    "interrupted": "resuming the interrupted run: commits stored before are kept, the rest "
+                   "are added",
+    "rewritten": "history was rewritten (an indexed branch tip is gone): re-checking every "
+                 "reachable commit",
+    "shallow_changed": "the clone's depth changed (fetch --unshallow/--deepen/--depth): "
+                       "indexing the history it now reaches",
+}
 
 
 def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -100,32 +106,56 @@ def index_workspace(
 ) -> IndexReport:
     """Discover the repositories under ``root`` and bring the index up to date with them.
 
-    A repository that fails (git error) is reported in its ``RepoReport.error`` and the run
-    goes on with the others. Repositories indexed before but no longer found under ``root``
-    are removed with their commits (unless another repository also holds them).
+    A repository that fails is reported in its ``RepoReport.error``/``error_code`` and the
+    run goes on with the others; repositories git refuses to open are listed in
+    ``IndexReport.skipped``. Repositories whose workspace moved keep their rows; repositories
+    gone or no longer found under ``root`` are removed with their commits (unless another
+    repository also holds them).
+
+    :raises IndexingInterrupted: on Ctrl-C, with what was done so far (batches are kept).
+    :raises sqlite3.Error: the index cannot be written (surfaces translate it).
     """
     progress = progress or NullProgress()
     started = time.monotonic()
     require_commit_fts(store)
+    report = IndexReport()
+    skipped = []
     if repositories is None:
-        repositories = discover_repositories(
+        found = discover(
             root,
             exclude=config.indexing.exclude,
             exclude_hidden_dirs=config.indexing.exclude_hidden_dirs,
         )
-    report = IndexReport()
+        repositories, skipped = found.repositories, found.skipped
+        record_skipped(store, root, skipped, int(time.time()))
+    report.skipped = [SkippedReport(display_path(s.path), s.code, s.message) for s in skipped]
+    report.moved = relocate_moved(store, root, repositories)
     noun = "repository" if len(repositories) == 1 else "repositories"
-    progress.note(f"{len(repositories)} {noun} under {root}")
+    progress.note(f"{len(repositories)} {noun} under {display_path(root)}")
     for repo in repositories:
         rstart = time.monotonic()
-        try:
-            rep = index_repository(store, repo, config, progress=progress)
-        except GitquarryError as exc:
-            log.info("indexing %s failed: %s", repo.path, exc)
-            rep = RepoReport(path=str(repo.path), error=str(exc))
-        rep.seconds = time.monotonic() - rstart
+        rep = RepoReport(path=display_path(repo.path))
         report.repositories.append(rep)
-    report.removed_repositories = _remove_vanished(store, root, repositories)
+        try:
+            index_repository(store, repo, config, progress=progress, report=rep,
+                             workspace_root=root)
+        except KeyboardInterrupt as exc:
+            rep.seconds = time.monotonic() - rstart
+            report.interrupted_in = rep.path
+            report.total_commits = _safe_count(store)
+            report.seconds = time.monotonic() - started
+            raise IndexingInterrupted(report) from exc
+        except sqlite3.Error:
+            raise
+        except GitquarryError as exc:
+            _record_failure(store, repo, rep, exc)
+        except Exception as exc:  # a bug: one repository's, not the run's
+            if os.environ.get("GITQUARRY_DEBUG"):
+                log.exception("indexing %s failed", rep.path)
+            _record_failure(store, repo, rep, RepositoryIndexError(rep.path, exc))
+        rep.seconds = time.monotonic() - rstart
+    report.removed = remove_vanished(store, root, repositories, skipped)
+    report.environment_warnings = environment_warnings()
     report.total_commits = count_commits(store.conn)
     report.seconds = time.monotonic() - started
     return report
@@ -135,113 +165,273 @@ def count_commits(conn: Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
 
 
-def _remove_vanished(store: Store, root: Path, found: list[Repository]) -> list[str]:
-    keep = {str(r.common_dir) for r in found}
-    rows = store.conn.execute("SELECT id, common_dir, path FROM repositories").fetchall()
-    removed: list[str] = []
-    for row in rows:
-        if row["common_dir"] in keep:
-            continue
-        common = Path(row["common_dir"])
-        path = Path(row["path"])
-        # Only forget repositories that belong under this workspace root and are gone or
-        # now excluded; a repository indexed from elsewhere stays.
-        if not (path == root or root in path.parents or root in common.parents):
-            continue
-        with store.atomic() as conn:
-            conn.execute("DELETE FROM repositories WHERE id = ?", (row["id"],))
-            conn.execute(
-                "DELETE FROM git_commits WHERE NOT EXISTS "
-                "(SELECT 1 FROM repo_commits rc WHERE rc.commit_id = git_commits.id)"
-            )
-        removed.append(row["path"])
-    return removed
+def _safe_count(store: Store) -> int:
+    try:
+        return count_commits(store.conn)
+    except sqlite3.Error:
+        return 0
 
 
-def _upsert_repo(store: Store, repo: Repository) -> int:
+def _record_failure(store: Store, repo: Repository, rep: RepoReport, exc: GitquarryError) -> None:
+    """Report ``exc`` once (in ``rep``) and keep it on the repository row for ``status``.
+    ``run_in_progress`` stays as it was: a failed run that wrote batches is reconciled next."""
+    log.info("indexing %s failed: %s", rep.path, exc)
+    rep.error = str(exc)
+    rep.error_code = exc.code
+    common, _ = path_columns(repo.common_dir)
     with store.atomic() as conn:
         conn.execute(
-            "INSERT INTO repositories (common_dir, path, is_bare, object_format) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT(common_dir) DO UPDATE SET "
-            "path = excluded.path, is_bare = excluded.is_bare, "
-            "object_format = excluded.object_format",
-            (str(repo.common_dir), str(repo.path), int(repo.is_bare), repo.object_format),
+            "UPDATE repositories SET last_error = ?, last_error_code = ? WHERE common_dir = ?",
+            (str(exc), exc.code, common),
+        )
+
+
+def _upsert_repo(store: Store, repo: Repository, workspace_root: Path | None) -> int:
+    common, common_raw = path_columns(repo.common_dir)
+    path, path_raw = path_columns(repo.path)
+    root = path_columns(workspace_root)[0] if workspace_root is not None else None
+    with store.atomic() as conn:
+        conn.execute(
+            "INSERT INTO repositories (common_dir, common_dir_raw, path, path_raw, is_bare, "
+            "object_format, workspace_root) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(common_dir) DO UPDATE SET common_dir_raw = excluded.common_dir_raw, "
+            "path = excluded.path, path_raw = excluded.path_raw, is_bare = excluded.is_bare, "
+            "object_format = excluded.object_format, "
+            "workspace_root = coalesce(excluded.workspace_root, workspace_root)",
+            (common, common_raw, path, path_raw, int(repo.is_bare), repo.object_format, root),
         )
         row = conn.execute(
-            "SELECT id FROM repositories WHERE common_dir = ?", (str(repo.common_dir),)
+            "SELECT id FROM repositories WHERE common_dir = ?", (common,)
         ).fetchone()
     return int(row[0])
 
 
+def _as_bytes(value: bytes | str) -> bytes:
+    return bytes(value) if isinstance(value, bytes | bytearray | memoryview) else value.encode()
+
+
+def _shallow_digest(shallow: set[str]) -> str:
+    if not shallow:
+        return ""
+    return hashlib.sha256("\n".join(sorted(shallow)).encode("ascii")).hexdigest()
+
+
+def _problem_report(problem: RefProblem) -> RefProblemReport:
+    return RefProblemReport(problem.display, problem.code, problem.object_id, problem.message)
+
+
 def index_repository(
-    store: Store, repo: Repository, config: Config, *, progress: Progress | None = None
+    store: Store,
+    repo: Repository,
+    config: Config,
+    *,
+    progress: Progress | None = None,
+    report: RepoReport | None = None,
+    workspace_root: Path | None = None,
 ) -> RepoReport:
     """Bring one repository's commits in the index up to date with its refs.
 
-    :raises GitError: git failed in a way that is not confined to one commit.
+    ``report`` (optional) is filled in place, so a caller interrupted mid-run still sees
+    what was done. Broken refs are reported in ``report.problems``, not raised.
+    :raises GitError: git failed in a way that is not confined to one ref or one commit.
     """
     progress = progress or NullProgress()
-    report = RepoReport(path=str(repo.path))
+    report = report if report is not None else RepoReport(path=display_path(repo.path))
     conn = store.conn
-    repo_id = _upsert_repo(store, repo)
-    tips = snapshot_refs(repo.git_dir, config.git_indexing.refs)
-    if not tips:
+    repo_id = _upsert_repo(store, repo, workspace_root)
+    state = conn.execute(
+        "SELECT run_in_progress, mailmap_digest, shallow_digest FROM repositories "
+        "WHERE id = ?", (repo_id,),
+    ).fetchone()
+    had_problems = conn.execute(
+        "SELECT 1 FROM repo_problems WHERE repo_id = ? LIMIT 1", (repo_id,)
+    ).fetchone() is not None
+    has_members = conn.execute(
+        "SELECT 1 FROM repo_commits WHERE repo_id = ? LIMIT 1", (repo_id,)
+    ).fetchone() is not None
+
+    snapshot = read_refs(repo.git_dir, config.git_indexing.refs)
+    report.replace_refs = snapshot.replace_refs
+    problems: list[RefProblem] = list(snapshot.problems)
+    if not snapshot.tips and not problems:
         report.warning = (
             "no ref matches [git_indexing] refs (" + ", ".join(config.git_indexing.refs) + "); "
             "commits reachable only from a detached HEAD or other refs are not indexed"
         )
-    new_map = {t.ref: t.commit for t in tips}
+    new_map = {t.name_bytes: t.commit for t in snapshot.tips}
     old_map = {
-        row["ref"]: row["tip"]
+        _as_bytes(row["ref"]): row["tip"]
         for row in conn.execute("SELECT ref, tip FROM repo_refs WHERE repo_id = ?", (repo_id,))
     }
-    in_progress = bool(
-        conn.execute(
-            "SELECT run_in_progress FROM repositories WHERE id = ?", (repo_id,)
-        ).fetchone()[0]
+    mailmap = load_mailmap(repo)
+    if mailmap.warning:
+        report.notes.append(mailmap.warning)
+    shallow = shallow_commits(repo.git_dir)
+    shallow_digest = _shallow_digest(shallow)
+    stored_shallow = state["shallow_digest"]
+    shallow_changed = has_members and (
+        stored_shallow != shallow_digest if stored_shallow is not None else bool(shallow)
     )
-    if new_map == old_map and not in_progress:
-        report.up_to_date = True
+    stored_mailmap = state["mailmap_digest"]
+    mailmap_changed = has_members and stored_mailmap != mailmap.digest and not (
+        stored_mailmap is None and mailmap.digest == NO_MAILMAP
+    )
+    in_progress = bool(state["run_in_progress"])
+
+    if (new_map == old_map and not in_progress and not had_problems and not problems
+            and not shallow_changed):
+        if mailmap_changed:
+            report.mailmap_changed = True
+            report.identities_remapped = _remap(store, repo_id, repo, mailmap.file, report)
+        report.up_to_date = report.identities_remapped == 0
+        applied = not mailmap_changed or report.mailmap_changed
+        _finish(store, repo_id, new_map, [], mailmap.digest if applied else None,
+                shallow_digest, refs_changed=False)
         return report
 
     with store.atomic() as c:
         c.execute(
-            "UPDATE repositories SET run_in_progress = 1, last_error = NULL WHERE id = ?",
+            "UPDATE repositories SET run_in_progress = 1, last_error = NULL, "
+            "last_error_code = NULL WHERE id = ?",
             (repo_id,),
         )
 
     new_tips = sorted(set(new_map.values()))
     old_tips = sorted(set(old_map.values()))
     present_old = sorted(existing_objects(repo.git_dir, old_tips)) if old_tips else []
-    has_members = conn.execute(
-        "SELECT 1 FROM repo_commits WHERE repo_id = ? LIMIT 1", (repo_id,)
-    ).fetchone() is not None
-    full = has_members and (in_progress or len(present_old) != len(old_tips) or not old_tips)
-
-    if full:
+    reason: str | None = None
+    if has_members:
+        if in_progress:
+            reason = "interrupted"
+        elif shallow_changed:
+            reason = "shallow_changed"
+        elif had_problems or problems:
+            reason = "broken_refs"
+        elif len(present_old) != len(old_tips) or not old_tips:
+            reason = "rewritten"
+    gone: list[str] = []
+    if reason is None:
+        try:
+            to_add = rev_list(repo.git_dir, new_tips, present_old)
+            if present_old:
+                gone = rev_list(repo.git_dir, present_old, new_tips) if new_tips else (
+                    _all_members(conn, repo_id)
+                )
+        except GitError:  # a commit is missing behind a tip: find which refs are broken
+            reason = "broken_refs"
+    if reason is not None:
         report.full_reconcile = True
-        progress.note(f"{repo.path}: full reconciliation")
-        to_add = rev_list(repo.git_dir, new_tips, [])
+        report.reconcile_reason = reason
+        if reason in _REASON_NOTES:
+            progress.note(f"{report.path}: {_REASON_NOTES[reason]}")
+        _, broken, to_add = partition_tips(repo.git_dir, new_tips)
+        if broken:
+            walked = walk_readable(repo.git_dir, broken, set(to_add), shallow)
+            to_add = to_add + walked.commits
+            broken_set = set(broken)
+            for ref, tip in sorted(new_map.items()):
+                if tip in broken_set:
+                    missing = walked.missing.get(tip) or ["?"]
+                    problems.append(_incomplete(ref, missing))
+            new_map = {ref: tip for ref, tip in new_map.items() if tip not in broken_set}
         report.pruned_commits = _prune_unreachable(store, repo_id, to_add)
-    else:
-        to_add = rev_list(repo.git_dir, new_tips, present_old)
-        if present_old:
-            gone = rev_list(repo.git_dir, present_old, new_tips) if new_tips else _all_members(
-                conn, repo_id
-            )
-            report.pruned_commits = _prune_hashes(store, repo_id, gone)
+    elif gone:
+        report.pruned_commits = _prune_hashes(store, repo_id, gone)
+    report.problems = [_problem_report(p) for p in problems]
 
-    progress.phase(f"commits {repo.path.name}", len(to_add))
+    _read_and_store(store, repo, repo_id, config, to_add, shallow, mailmap.file, report, progress)
+    applied = True
+    if mailmap_changed:
+        report.mailmap_changed = True
+        report.identities_remapped = _remap(store, repo_id, repo, mailmap.file, report)
+        applied = report.mailmap_changed
+    _finish(store, repo_id, new_map, problems, mailmap.digest if applied else None,
+            shallow_digest, refs_changed=True)
+    return report
+
+
+def _incomplete(ref: bytes, missing: list[str]) -> RefProblem:
+    from gitquarry.gitio.refs import display_ref, ref_from_bytes
+
+    name = ref_from_bytes(ref)
+    return RefProblem(
+        name, "ref_history_incomplete", missing[0],
+        f"the history of {display_ref(name)} is incomplete: commit {missing[0]} is missing "
+        "from the object store; the commits before it on that ref are indexed, older ones "
+        "are not",
+    )
+
+
+def _remap(
+    store: Store, repo_id: int, repo: Repository, mailmap: Path | None, report: RepoReport
+) -> int:
+    try:
+        return remap_identities(store, repo_id, repo.git_dir, mailmap)
+    except GitError as exc:
+        report.notes.append(f"the .mailmap change was not applied to stored commits: {exc}")
+        report.mailmap_changed = False
+        return 0
+
+
+def _finish(
+    store: Store,
+    repo_id: int,
+    new_map: dict[bytes, str],
+    problems: list[RefProblem],
+    mailmap_digest: str | None,
+    shallow_digest: str,
+    *,
+    refs_changed: bool,
+) -> None:
+    """Record the run's outcome: ref tips (only refs whose history was read in full),
+    problems, digests; clear ``run_in_progress``."""
+    now = int(time.time())
+    with store.atomic() as c:
+        if refs_changed:
+            c.execute("DELETE FROM repo_refs WHERE repo_id = ?", (repo_id,))
+            c.executemany(
+                "INSERT INTO repo_refs (repo_id, ref, tip) VALUES (?, ?, ?)",
+                [(repo_id, ref, tip) for ref, tip in sorted(new_map.items())],
+            )
+        c.execute("DELETE FROM repo_problems WHERE repo_id = ?", (repo_id,))
+        c.executemany(
+            "INSERT INTO repo_problems (repo_id, code, ref, object, message) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [(repo_id, p.code, ref_bytes(p.ref), p.object_id, p.message) for p in problems],
+        )
+        c.execute(
+            "UPDATE repositories SET run_in_progress = 0, last_indexed_at = ?, "
+            "last_error = NULL, last_error_code = NULL, shallow_digest = ?, "
+            "mailmap_digest = coalesce(?, mailmap_digest) WHERE id = ?",
+            (now, shallow_digest, mailmap_digest, repo_id),
+        )
+
+
+def _read_and_store(
+    store: Store,
+    repo: Repository,
+    repo_id: int,
+    config: Config,
+    to_add: list[str],
+    shallow: set[str],
+    mailmap: Path | None,
+    report: RepoReport,
+    progress: Progress,
+) -> None:
+    """Read ``to_add`` from git (a prefetch thread one batch ahead) and store each batch in
+    one transaction: new commits inserted, incomplete stored copies completed, membership."""
+    conn = store.conn
+    progress.phase(f"commits {display_path(repo.path.name)}", len(to_add))
     path_ids: dict[str, int] = {}
     batch_size = config.git_indexing.batch_size
     max_lines = config.git_indexing.delta_max_lines
 
-    shallow = shallow_commits(repo.git_dir)
-
     def read_batches() -> Iterator[tuple[dict[str, int], list[LogCommit]]]:
         # Runs on the prefetch thread: git only, no SQLite (the known ids come with the plan).
         for batch_known, to_read in plan:
-            commits = list(stream_commits(repo.git_dir, to_read, delta_max_lines=max_lines))
+            commits = list(stream_commits(
+                repo.git_dir, to_read, delta_max_lines=max_lines, mailmap=mailmap
+            ))
             for commit in commits:
                 if commit.hash in shallow:
                     commit.mark_shallow()
@@ -264,16 +454,7 @@ def index_repository(
                     _replace_commit(c, known[commit.hash], commit, path_ids)
                     report.completed_commits += 1
             for commit in commits:
-                if commit.delta_missing:
-                    report.missing_object_commits += 1
-                if commit.shallow:
-                    report.shallow_commits += 1
-                if commit.decode_errors:
-                    report.decode_warnings += 1
-                    log.warning(
-                        "commit %s in %s: invalid UTF-8 in %s, decoded with U+FFFD",
-                        commit.hash, repo.path, ", ".join(commit.decode_errors),
-                    )
+                _count_warnings(commit, report)
             c.executemany(
                 "INSERT OR IGNORE INTO repo_commits (repo_id, commit_id) VALUES (?, ?)",
                 [(repo_id, i) for i in ids],
@@ -282,17 +463,24 @@ def index_repository(
         report.reused_commits += len(known)
         progress.advance(len(known) + len(commits))
 
-    with store.atomic() as c:
-        c.execute("DELETE FROM repo_refs WHERE repo_id = ?", (repo_id,))
-        c.executemany(
-            "INSERT INTO repo_refs (repo_id, ref, tip) VALUES (?, ?, ?)",
-            [(repo_id, ref, tip) for ref, tip in sorted(new_map.items())],
+
+def _count_warnings(commit: LogCommit, report: RepoReport) -> None:
+    if commit.delta_missing:
+        report.missing_object_commits += 1
+    if commit.shallow:
+        report.shallow_commits += 1
+    if commit.decode_errors:
+        report.decode_warnings += 1
+        log.warning(
+            "commit %s in %s: invalid UTF-8 in %s, decoded with U+FFFD",
+            commit.hash, report.path, ", ".join(commit.decode_errors),
         )
-        c.execute(
-            "UPDATE repositories SET run_in_progress = 0, last_indexed_at = ? WHERE id = ?",
-            (int(time.time()), repo_id),
-        )
-    return report
+    if commit.invalid_times:
+        report.invalid_time_commits += 1
+        if len(report.invalid_time_examples) < _TIME_EXAMPLES:
+            detail = ", ".join(f"{k} {v or '(unreadable)'}" for k, v in
+                               sorted(commit.invalid_times.items()))
+            report.invalid_time_examples.append(f"{commit.hash[:12]} ({detail})")
 
 
 def _known_ids(conn: Connection, hashes: Sequence[str]) -> tuple[dict[str, int], set[str]]:
@@ -324,8 +512,8 @@ def _insert_commits(
     first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM git_commits").fetchone()[0])
     conn.executemany(
         "INSERT INTO git_commits (id, hash, timestamp, author, committer, title, message, "
-        "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge, complete) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge, complete, "
+        "author_raw, committer_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 first + n,
@@ -342,6 +530,8 @@ def _insert_commits(
                 " ".join(commit.parents),
                 int(len(commit.parents) > 1),
                 int(commit.complete),
+                raw_or_none(commit.author, commit.author_raw or commit.author),
+                raw_or_none(commit.committer, commit.committer_raw or commit.committer),
             )
             for n, commit in enumerate(commits)
         ],

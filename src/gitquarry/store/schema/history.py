@@ -219,3 +219,63 @@ def _tokenize_v2(conn: sqlite3.Connection) -> None:
     characters spaced, ``v`` versions also without the ``v``. The keyword index is rebuilt
     from the stored commits (no git needed), as a contentless table."""
     rebuild_commit_fts(conn)
+
+
+@MIGRATIONS("history_0005_git_inputs")
+def _git_inputs(conn: sqlite3.Connection) -> None:
+    """What the git-input hardening needs (issue 7 §1-3, §8, issue 15 §2):
+
+    * ``git_commits.author_raw``/``committer_raw``: the identity as committed when the
+      ``.mailmap`` maps it to another (``author``/``committer`` hold the canonical one);
+      NULL when they are equal (so old rows need no rewrite).
+    * ``repositories``: ``mailmap_digest`` (the ``.mailmap`` applied last: a change re-maps
+      stored identities), ``shallow_digest`` (the ``shallow`` file: a deepened clone is
+      reconciled), ``workspace_root`` (where it was found: a moved workspace is recognised),
+      ``path_raw``/``common_dir_raw`` (exact bytes of paths that are not valid UTF-8; the text
+      columns then hold them with ``\\xNN`` escapes), ``last_error_code``.
+    * ``repo_refs.ref`` becomes a BLOB: ref names are bytes, stored losslessly.
+    * ``repo_problems``: refs found broken by the last run (name, code, object), for
+      ``status``; ``skipped_repositories``: repositories git refused to read.
+    """
+    run_script(
+        conn,
+        """
+        ALTER TABLE git_commits ADD COLUMN author_raw TEXT;
+        ALTER TABLE git_commits ADD COLUMN committer_raw TEXT;
+        ALTER TABLE repositories ADD COLUMN mailmap_digest TEXT;
+        ALTER TABLE repositories ADD COLUMN shallow_digest TEXT;
+        ALTER TABLE repositories ADD COLUMN workspace_root TEXT;
+        ALTER TABLE repositories ADD COLUMN path_raw BLOB;
+        ALTER TABLE repositories ADD COLUMN common_dir_raw BLOB;
+        ALTER TABLE repositories ADD COLUMN last_error_code TEXT;
+
+        CREATE TABLE repo_refs_v2 (
+            repo_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+            ref BLOB NOT NULL,                 -- the ref name's exact bytes
+            tip TEXT NOT NULL,
+            PRIMARY KEY (repo_id, ref)
+        );
+        INSERT INTO repo_refs_v2 (repo_id, ref, tip)
+            SELECT repo_id, CAST(ref AS BLOB), tip FROM repo_refs;
+        DROP TABLE repo_refs;
+        ALTER TABLE repo_refs_v2 RENAME TO repo_refs;
+
+        CREATE TABLE repo_problems (
+            repo_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+            code TEXT NOT NULL,                -- stable: ref_target_missing, ...
+            ref BLOB,                          -- the ref name's bytes, if a ref is concerned
+            object TEXT,                       -- the missing object, if any
+            message TEXT NOT NULL
+        );
+        CREATE INDEX idx_repo_problems_repo ON repo_problems(repo_id);
+
+        CREATE TABLE skipped_repositories (
+            path_raw BLOB PRIMARY KEY,         -- exact bytes of the directory
+            path TEXT NOT NULL,                -- display form
+            workspace_root TEXT,
+            code TEXT NOT NULL,                -- repository_not_trusted, ...
+            message TEXT NOT NULL,
+            seen_at INTEGER NOT NULL           -- Unix seconds, UTC
+        );
+        """,
+    )
