@@ -282,3 +282,17 @@ def test_encoding_config_keeps_the_title_as_committed_and_searchable(
     assert [(r["hash"], r["title"]) for r in json.loads(out)["results"]] == [
         (latin, "Café crème: Latin-1 message")
     ]
+
+
+def test_malformed_harness_config_is_worked_around_and_said(
+    make_repo: Callable[..., GitRepo], workspace: Path, cli, env_restore: None
+) -> None:
+    repo = make_repo()
+    commit = repo.commit({"a.txt": "a\n"}, "indexed anyway")
+    os.environ.update(GIT_CONFIG_COUNT="2", GIT_CONFIG_KEY_0="diff.context")
+    code, out, err = cli("index", str(workspace), "--no-embed")
+    assert code == 0, err
+    assert "ignoring GIT_CONFIG_COUNT" in err and "Total: 1 commit" in out
+    code, out, _ = cli("history", "indexed", "--project", str(workspace), "--mode", "lexical",
+                       "--json")
+    assert [r["hash"] for r in json.loads(out)["results"]] == [commit]

@@ -138,7 +138,12 @@ def test_status_json_fields(cli, indexed):
         "run_in_progress": False,
         "commits": 3,
         "refs": 1,
+        "exists": True,
+        "error": None,
+        "error_code": None,
+        "problems": [],
     }
+    assert data["skipped"] == []
     assert repos[str((workspace / "vendor" / "lib").resolve())]["commits"] == 1
     code, out, _ = cli("status", "--project", str(workspace))
     assert code == 0 and "Commits:   4" in out

@@ -21,7 +21,11 @@ from gitquarry.cli.common import (
     printable,
     warn,
 )
-from gitquarry.cli.index_run import run_index
+from gitquarry.cli.index_run import (
+    repository_status_lines,
+    run_index,
+    skipped_status_lines,
+)
 from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
@@ -237,6 +241,10 @@ def register(app: typer.Typer) -> None:
             out(
                 f"  {repo['path']}  {count(repo['commits'], 'commit', 'commits')}, "
                 f"{count(repo['refs'], 'ref', 'refs')}, updated {when}{flag}")
+            for line in repository_status_lines(repo):
+                out(line)
+        for line in skipped_status_lines(status):
+            out(line)
         graph = status.get("graph")
         if graph:
             out(

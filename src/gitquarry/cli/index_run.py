@@ -137,8 +137,8 @@ def _repo_messages(rep: RepoReport) -> None:
         warn(f"{prefix}{problem.message} [{problem.code}]")
     if rep.warning:
         warn(prefix + rep.warning)
-    for note in rep.notes:
-        warn(prefix + note)
+    for remark in rep.notes:
+        warn(prefix + remark)
     if rep.shallow_commits:
         boundary = _count(rep.shallow_commits, "boundary commit", "boundary commits")
         warn(f"{prefix}shallow clone; {boundary} "
@@ -211,3 +211,27 @@ def _print_history(
 def summary_json(report: IndexReport) -> dict[str, Any]:
     """The history part of ``gitquarry index --json`` (also used by other surfaces)."""
     return report.to_dict()
+
+
+def repository_status_lines(repo: dict[str, Any]) -> list[str]:
+    """Extra ``gitquarry status`` lines for one repository of ``history_status``: a missing
+    git directory, the last run's error, broken refs (each with its code)."""
+    lines: list[str] = []
+    if not repo.get("exists", True):
+        lines.append("    its git directory no longer exists; the next `gitquarry index` "
+                     "forgets it")
+    if repo.get("error"):
+        lines.append(f"    last run failed [{repo.get('error_code') or 'error'}]: {repo['error']}")
+    for problem in repo.get("problems") or []:
+        lines.append(f"    {problem['message']} [{problem['code']}]")
+    return lines
+
+
+def skipped_status_lines(status: dict[str, Any]) -> list[str]:
+    """``gitquarry status`` lines for repositories git refused or failed to open."""
+    skipped = status.get("skipped") or []
+    if not skipped:
+        return []
+    lines = [f"Skipped: {len(skipped)} (not indexed)"]
+    lines += [f"  {s['path']} [{s['code']}]: {s['message']}" for s in skipped]
+    return lines

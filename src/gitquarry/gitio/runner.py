@@ -96,7 +96,7 @@ _NO_PROTOCOL = "gitquarry-offline"
 
 _env_lock = threading.Lock()
 _neutral: Path | None = None
-_env_warnings: list[str] = []
+_env_warned: list[bool] = []
 
 
 def neutral_dir() -> Path:
@@ -129,10 +129,15 @@ def _env_config_valid(environ: Mapping[str, str]) -> bool:
     )
 
 
+_MALFORMED_ENV_CONFIG = (
+    "ignoring GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n: the block is malformed "
+    "(git would refuse to run)"
+)
+
+
 def environment_warnings() -> list[str]:
-    """Problems found in the caller's git environment and worked around (each once)."""
-    with _env_lock:
-        return list(_env_warnings)
+    """Problems in the current git environment that gitquarry works around."""
+    return [] if _env_config_valid(os.environ) else [_MALFORMED_ENV_CONFIG]
 
 
 def git_env(*, repository: bool = True) -> dict[str, str]:
@@ -140,14 +145,10 @@ def git_env(*, repository: bool = True) -> dict[str, str]:
     with ``--git-dir`` (its index is redirected to an empty private location)."""
     env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
     if not _env_config_valid(env):
-        message = (
-            "ignoring GIT_CONFIG_COUNT/GIT_CONFIG_KEY_n/GIT_CONFIG_VALUE_n: the block is "
-            "malformed (git would refuse to run)"
-        )
         with _env_lock:
-            if message not in _env_warnings:
-                _env_warnings.append(message)
-                log.warning(message)
+            if not _env_warned:
+                _env_warned.append(True)
+                log.warning(_MALFORMED_ENV_CONFIG)
         for key in [k for k in env if k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))]:
             del env[key]
         env.pop("GIT_CONFIG_COUNT", None)

@@ -60,8 +60,8 @@ class GitSearchResponse:
     that have a vector in the configured embedding namespace; it is only measured when
     semantic ranking is consulted (modes semantic and hybrid) and is 0.0 otherwise.
     ``warnings`` carry a stable ``code``: ``empty_query``, ``no_searchable_terms``,
-    ``empty_index``, ``indexing_incomplete``, ``semantic_unavailable``, ``no_embeddings``,
-    ``partial_embeddings``, ``semantic_failed``.
+    ``empty_index``, ``indexing_incomplete``, ``repository_failed``, ``refs_incomplete``,
+    ``semantic_unavailable``, ``no_embeddings``, ``partial_embeddings``, ``semantic_failed``.
     """
 
     results: list[CommitResult]

@@ -85,20 +85,10 @@ def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
                 message="the index holds no commits; run `gitquarry index` on the workspace",
             )
         )
-    unfinished = int(
-        conn.execute("SELECT count(*) FROM repositories WHERE run_in_progress = 1").fetchone()[0]
-    )
-    if unfinished:
-        out.append(
-            Warning_(
-                code="indexing_incomplete",
-                message=(
-                    f"{unfinished} {'repository is' if unfinished == 1 else 'repositories are'} "
-                    "being indexed, or a run was interrupted: results may be incomplete "
-                    "(`gitquarry index` finishes the work)"
-                ),
-            )
-        )
+    from gitquarry.history.status import index_health
+
+    for code, message in index_health(conn):
+        out.append(Warning_(code=code, message=message))
     return out
 
 
