@@ -65,11 +65,14 @@ class BlobReader:
             raise GitError(self._argv, -1, "the cat-file process is closed")
         return proc.stdin, proc.stdout
 
-    def read(self, spec: str, *, max_bytes: int | None = None) -> BlobResult:
+    def read(
+        self, spec: str, *, max_bytes: int | None = None, kinds: tuple[str, ...] = ("blob",)
+    ) -> BlobResult:
         """The object named ``spec`` (an object id, or ``<commit>:<path>``).
 
         ``max_bytes``: a blob larger than this is skipped (streamed past, never held) and
-        answered ``too_large``. Non-blob objects are answered ``not_blob`` without content.
+        answered ``too_large``. Objects of a type not in ``kinds`` (default: blobs only;
+        ``("commit",)`` reads commit objects) are answered ``not_blob`` without content.
         :raises GitError: the process died; ``spec`` holds a newline.
         """
         if "\n" in spec or "\x00" in spec:
@@ -89,9 +92,9 @@ class BlobReader:
                 return BlobResult(status=MISSING, oid=spec)
             oid, kind, size_text = (p.decode("ascii", "replace") for p in parts)
             size = int(size_text)
-            keep = kind == "blob" and (max_bytes is None or size <= max_bytes)
+            keep = kind in kinds and (max_bytes is None or size <= max_bytes)
             data = self._consume(stdout, size, keep)
-            if kind != "blob":
+            if kind not in kinds:
                 return BlobResult(status="not_blob", oid=oid, kind=kind, size=size)
             if not keep:
                 return BlobResult(status="too_large", oid=oid, kind=kind, size=size)

@@ -9,14 +9,13 @@ it reaches commits already known or the missing ones.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitquarry.errors import GitError
+from gitquarry.gitio.catfile import BlobReader
 from gitquarry.gitio.refs import rev_list
-from gitquarry.gitio.runner import popen_git
 
 
 def partition_tips(git_dir: Path, tips: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -69,42 +68,26 @@ class _CommitReader:
     """Parents of commits through one ``git cat-file --batch`` process (cached)."""
 
     def __init__(self, git_dir: Path) -> None:
-        self._proc = popen_git(
-            git_dir, ["cat-file", "--batch"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
+        self._reader = BlobReader(git_dir)
         self._cache: dict[str, list[str] | None] = {}
 
     def parents(self, oid: str) -> list[str] | None:
         """The commit's parents, or None when it is missing or not a commit."""
-        if oid in self._cache:
-            return self._cache[oid]
-        proc = self._proc
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(oid.encode("ascii") + b"\n")
-        proc.stdin.flush()
-        header = proc.stdout.readline().split()
-        result: list[str] | None = None
-        if len(header) == 3:
-            body = proc.stdout.read(int(header[2]) + 1)
-            if header[1] == b"commit":
-                result = []
-                for line in body.split(b"\n"):
+        if oid not in self._cache:
+            got = self._reader.read(oid, kinds=("commit",))
+            parents: list[str] | None = None
+            if got.status == "ok":
+                parents = []
+                for line in got.data.split(b"\n"):
                     if not line:
                         break
                     if line.startswith(b"parent "):
-                        result.append(line[7:].decode("ascii", "replace").strip())
-        self._cache[oid] = result
-        return result
+                        parents.append(line[7:].decode("ascii", "replace").strip())
+            self._cache[oid] = parents
+        return self._cache[oid]
 
     def close(self) -> None:
-        proc = self._proc
-        if proc.stdin is not None:
-            proc.stdin.close()
-        if proc.stdout is not None:
-            proc.stdout.close()
-        proc.kill()
-        proc.wait()
+        self._reader.close()
 
 
 def walk_readable(
