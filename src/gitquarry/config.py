@@ -157,6 +157,34 @@ class ConfigWarning:
 
 
 @dataclass
+class DaemonConfig:
+    """``[daemon]`` (user config only: a workspace's ``.gitquarry.toml`` may not set it).
+
+    Times are seconds. See docs/daemon.md."""
+
+    #: quiet time after the last ``.git`` event before indexing starts.
+    debounce_s: float = 2.0
+    #: how often every watched workspace is checked for missed events.
+    reconcile_s: float = 60.0
+    #: polling interval for repositories watched by polling (inotify limits exhausted).
+    poll_s: float = 5.0
+    #: how long a daemon job waits for another writer before it is re-queued.
+    lease_wait_s: float = 10.0
+    #: how long ``gitquarry index`` waits for another writer (daemon job) before failing.
+    cli_lease_wait_s: float = 120.0
+    #: compute embeddings after indexing watched workspaces.
+    embed: bool = True
+    #: first retry delay after a failed job; doubles per failure up to ``retry_max_s``.
+    retry_base_s: float = 60.0
+    retry_max_s: float = 3840.0
+    #: daemon.log rotation.
+    log_max_bytes: int = 1_048_576
+    log_backups: int = 3
+    #: how often the daemon checks that its socket still exists (re-created if removed).
+    socket_check_s: float = 2.0
+
+
+@dataclass
 class Config:
     indexing: IndexingConfig = field(default_factory=IndexingConfig)
     git_indexing: GitIndexingConfig = field(default_factory=GitIndexingConfig)
@@ -165,6 +193,7 @@ class Config:
     graph: GraphConfig = field(default_factory=GraphConfig)
     trust: TrustConfig = field(default_factory=TrustConfig)
     docs: DocsConfig = field(default_factory=DocsConfig)
+    daemon: DaemonConfig = field(default_factory=DaemonConfig)
     #: files that were read, in order.
     sources: list[Path] = field(default_factory=list)
     #: settings that were refused or ignored (see the module docstring), for the surfaces
@@ -174,7 +203,7 @@ class Config:
 
 #: Sections of the schema (the fields of ``Config`` that are TOML tables).
 SECTIONS: tuple[str, ...] = (
-    "indexing", "git_indexing", "embedding", "search", "graph", "docs", "trust",
+    "indexing", "git_indexing", "embedding", "search", "graph", "docs", "trust", "daemon",
 )
 
 #: ``(section, key)`` pairs a repository-owned file (``<workspace>/.gitquarry.toml``) may set:
@@ -204,6 +233,10 @@ CONTAINED_PATH_KEYS: frozenset[tuple[str, str]] = frozenset({
 })
 
 WORKSPACE_CONFIG_NAME = ".gitquarry.toml"
+
+#: sections only the user's own file sets, whatever the workspace's trust: ``[daemon]`` is
+#: one process per user serving every workspace.
+USER_ONLY_SECTIONS: frozenset[str] = frozenset({"daemon"})
 
 
 def user_config_path() -> Path | None:
@@ -391,7 +424,11 @@ def load_config(workspace: Path | None = None, *, user_file: Path | None = None)
             root = workspace.resolve()
             if _trusted_workspace(config, root):
                 for section, key, value in items:
+                    if section in USER_ONLY_SECTIONS:  # even a trusted file: refused below
+                        continue
                     setattr(getattr(config, section), key, value)
+                _apply_workspace_file(
+                    config, [i for i in items if i[0] in USER_ONLY_SECTIONS], path, root)
             else:
                 _apply_workspace_file(config, items, path, root)
             config.sources.append(path)
@@ -433,6 +470,15 @@ def _validate(config: Config, path: Path | None) -> None:
         raise bad("[search] lexical_weight and semantic_weight", "cannot both be 0")
     if not 1 <= search.top_n <= 100:
         raise bad("[search] top_n", "must be from 1 to 100")
+    for key in ("debounce_s", "reconcile_s", "poll_s", "lease_wait_s", "cli_lease_wait_s",
+                "retry_base_s", "retry_max_s", "socket_check_s"):
+        value = getattr(config.daemon, key)
+        if not (math.isfinite(value) and value >= 0):
+            raise bad(f"[daemon] {key}", "must be a finite number of seconds >= 0")
+    if config.daemon.reconcile_s < 0.1 or config.daemon.poll_s < 0.1:
+        raise bad("[daemon] reconcile_s and poll_s", "must be >= 0.1")
+    if config.daemon.log_max_bytes < 4096 or config.daemon.log_backups < 1:
+        raise bad("[daemon] log_max_bytes / log_backups", "must be >= 4096 / >= 1")
     if config.graph.chunk_max_chars < 100:
         raise bad("[graph] chunk_max_chars", "must be >= 100")
     docs = config.docs

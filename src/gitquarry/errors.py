@@ -597,3 +597,129 @@ class IndexCancelledError(GitquarryError):
 
     def __init__(self, what: str) -> None:
         super().__init__(f"{what} was cancelled; finished work is kept and a re-run resumes")
+# --- daemon, jobs and the writer lease ------------------------------------------------------
+
+
+class WriterBusyError(IndexBusyError):
+    """The index's writer lease stayed held past the bounded wait. ``holder`` is the current
+    writer's public identity (``"daemon job-000004 (pid 812)"``), or "" if unknown."""
+
+    code = "writer_busy"
+    #: waiting and trying again later is the remedy
+    retryable = True
+
+    def __init__(self, db_path: Path, holder: str, waited_s: float) -> None:
+        super().__init__(db_path)
+        who = f" ({holder})" if holder else ""
+        self.message = (
+            f"another gitquarry process is writing {db_path}{who}; waited {waited_s:.1f} s, "
+            "try again shortly"
+        )
+        self.holder = holder
+        self.waited_s = waited_s
+
+
+class DaemonError(GitquarryError):
+    """A failure talking to, starting or running the gitquarry daemon."""
+
+    code = "daemon_error"
+    retryable = False
+
+
+class DaemonNotRunningError(DaemonError):
+    """No daemon answers on this user's socket."""
+
+    code = "daemon_not_running"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no gitquarry daemon is running for this user; start one with `gitquarry daemon "
+            "start` (or `gitquarry daemon run` in the foreground)"
+        )
+
+
+class DaemonAlreadyRunningError(DaemonError):
+    """A second daemon was asked to run; ``pid`` is the one already running (0: unknown)."""
+
+    code = "daemon_already_running"
+
+    def __init__(self, pid: int, since: str) -> None:
+        who = f"pid {pid}" if pid else "pid unknown"
+        when = f", running since {since}" if since else ""
+        super().__init__(f"a gitquarry daemon is already running for this user ({who}{when})")
+        self.pid = pid
+
+
+class DaemonUnavailableError(DaemonError):
+    """The daemon cannot be used here (no Unix sockets, socket path too long, no answer)."""
+
+    code = "daemon_unavailable"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the gitquarry daemon is unavailable: {reason}")
+        self.reason = reason
+
+
+class JobNotFoundError(GitquarryError):
+    """No job has this public id."""
+
+    code = "job_not_found"
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(f"no job {job_id!r}; `gitquarry jobs list` shows the jobs")
+        self.job_id = job_id
+
+
+class JobStateWriteError(GitquarryError):
+    """The daemon could not commit a job-state change (e.g. a cancel tombstone). Nothing
+    changed: a cancelled job's worker keeps running. Retry the request."""
+
+    code = "job_state_write_failed"
+    retryable = True
+
+    def __init__(self, action: str, detail: str) -> None:
+        super().__init__(f"could not record {action} ({detail}); nothing changed, try again")
+        self.action = action
+        self.detail = detail
+
+
+class JobSnapshotWriteError(GitquarryError):
+    """A cancel's durable tombstone was committed and the worker signalled, but the job's
+    terminal status could not be written; a restart reconstructs ``cancelled``."""
+
+    code = "job_snapshot_write_failed"
+    retryable = True
+
+    def __init__(self, job_id: str, detail: str) -> None:
+        super().__init__(
+            f"{job_id}: cancellation recorded and the worker stopped, but its final status "
+            f"could not be written ({detail})"
+        )
+        self.job_id = job_id
+        self.detail = detail
+
+
+class WorkspaceUnavailableError(GitquarryError):
+    """A watched workspace's directory is gone, moved or no longer readable. ``name`` is the
+    workspace's display name (never its path)."""
+
+    code = "workspace_unavailable"
+    retryable = True
+
+    def __init__(self, name: str, detail: str) -> None:
+        super().__init__(f"workspace {name!r} is unavailable: {detail}")
+        self.name = name
+        self.detail = detail
+
+
+class StorageFullError(GitquarryError):
+    """SQLite could not write because the disk (or a file-size limit) is full. Nothing
+    half-written stays: the transaction was rolled back and the index still opens."""
+
+    code = "storage_full"
+    retryable = True
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"cannot write the index: the disk is full ({detail}); free space "
+                         "and the next run resumes")
+        self.detail = detail

@@ -11,16 +11,15 @@ workspace's index, whose root is recorded next to it in ``WORKSPACE``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitquarry.config import Config, load_config
 from gitquarry.errors import (
     IndexAccessError,
-    IndexBusyError,
     IndexLocationConflictError,
     InvalidArgumentError,
     NoIndexError,
@@ -112,28 +111,26 @@ class Workspace:
         return store
 
     @contextlib.contextmanager
-    def write_lock(self, *, wait: bool = False) -> Iterator[None]:
-        """Hold the workspace's indexing lock (an ``flock`` on ``index.lock``).
+    def write_lock(
+        self, *, wait: bool = False, wait_s: float | None = None, holder: str = "cli",
+        on_wait: Callable[[Any], None] | None = None,
+    ) -> Iterator[None]:
+        """Hold the workspace's writer lease (``service.lease``: an ``flock`` on
+        ``index.lock`` naming its holder), shared by CLI runs and daemon jobs.
 
-        One indexing run per workspace at a time; searches never take it.
-        :raises IndexBusyError: another process holds it and ``wait`` is False.
+        One writer per workspace at a time; searches never take it. ``wait_s`` bounds the
+        wait (default: none, or 24 h with ``wait``); ``on_wait`` is called once with the
+        current holder when the lease is busy.
+        :raises WriterBusyError: (an ``IndexBusyError``) still held after the wait.
         """
-        lock_path = self.index_dir / "index.lock"
-        try:
-            self.index_dir.mkdir(parents=True, exist_ok=True)
-            handle = open(lock_path, "a+")  # noqa: SIM115 - closed below
-        except OSError as exc:
-            raise IndexAccessError(self.index_dir, exc.strerror or str(exc)) from exc
-        with handle:
-            flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
-            try:
-                fcntl.flock(handle.fileno(), flags)
-            except BlockingIOError as exc:
-                raise IndexBusyError(self.db_path) from exc
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        from gitquarry.service.lease import writer_lease
+
+        limit = wait_s if wait_s is not None else (86_400.0 if wait else 0.0)
+        with writer_lease(
+            self.index_dir / "index.lock", db_path=self.db_path, holder=holder,
+            wait_s=limit, on_wait=on_wait,
+        ):
+            yield
 
 
 def find_workspace_root(start: Path) -> Path | None:

@@ -64,12 +64,14 @@ def _root(
 
 
 def _register_commands() -> None:
-    from gitquarry.cli import graph, history, mcp, repo_docs
+    from gitquarry.cli import daemon, graph, history, jobs, mcp, repo_docs
 
     history.register(app)
     graph.register(app)
     repo_docs.register(app)
     mcp.register(app)
+    daemon.register(app)
+    jobs.register(app)
 
 
 _register_commands()

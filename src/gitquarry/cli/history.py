@@ -83,11 +83,22 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
         ] = False,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+        watch: Annotated[
+            bool, typer.Option("--watch", help="Then keep PATH indexed: register it with the "
+                               "daemon (started if none runs).")
+        ] = False,
         as_json: JsonOption = False,
     ) -> None:
         """Index every commit of every repository under PATH (incremental after the first run)."""
         workspace = open_workspace(path, label="PATH")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
+        if watch:
+            from gitquarry.cli.daemon import watch_workspace
+
+            result = watch_workspace(workspace.root)
+            if not as_json:
+                stderr.print(f"Watching {result['name']} ({result['workspace_ref']}): the "
+                             "daemon keeps it indexed.", highlight=False)
         raise typer.Exit(code)
 
     @app.command("rebuild-index", cls=Command)

@@ -55,8 +55,17 @@ def run_index(
     history_on = workspace.config.git_indexing.enabled
     report = IndexReport()
     phase = "history"
+
+    def waiting(holder: Any) -> None:
+        if not (quiet or as_json):
+            who = holder.describe() if holder is not None else "another process"
+            note(f"Waiting for the index's writer lease, held by {who}…")
+
     try:
-        with workspace.write_lock():
+        with workspace.write_lock(
+            wait_s=workspace.config.daemon.cli_lease_wait_s, holder="cli index",
+            on_wait=waiting,
+        ):
             store = workspace.open_store(create=True)
             try:
                 history_error: Fts5UnavailableError | None = None

@@ -195,3 +195,13 @@ def shallow_commits(git_dir: Path) -> set[str]:
     except OSError:
         return set()
     return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def head_commit(git_dir: Path) -> str | None:
+    """The commit HEAD points at in the repository whose git dir is ``git_dir``; None for an
+    unborn branch, a detached HEAD at a non-commit, or a repository git cannot read."""
+    proc = run_git(git_dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], check=False)
+    if proc.returncode != 0:
+        return None
+    text = proc.stdout.decode("ascii", "replace").strip()
+    return text or None

@@ -1,0 +1,164 @@
+"""``gitquarry jobs list|show|attach|cancel``: the daemon's durable jobs."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdout
+
+jobs_app = typer.Typer(name="jobs", help="List, inspect, follow and cancel daemon jobs.",
+                       no_args_is_help=True)
+
+JobIdArg = Annotated[str, typer.Argument(help="Job id, e.g. job-000001.", metavar="JOB_ID")]
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S") if ts else "-"
+
+
+def _progress_text(job: dict[str, Any]) -> str:
+    p = job.get("progress") or {}
+    if not p.get("phase"):
+        return p.get("note") or ""
+    total = p.get("total")
+    count = f"{p.get('done', 0):,}/{total:,}" if total else f"{p.get('done', 0):,}"
+    return f"{p['phase']} {count}" + (f" ({p['note']})" if p.get("note") else "")
+
+
+def job_line(job: dict[str, Any]) -> str:
+    extra = ""
+    if job.get("error"):
+        extra = f"  {job['error']['code']}: {job['error']['message']}"
+        if job.get("next_attempt_at"):
+            extra += f" (retry at {_when(job['next_attempt_at'])})"
+    elif job["status"] == "running":
+        extra = f"  {_progress_text(job)}"
+    return printable(
+        f"{job['id']}  {job['status']:<11} {job['type']:<14} {job.get('workspace', '-')}"
+        f"  {_when(job['created_at'])}{extra}"
+    )
+
+
+def _client() -> Any:
+    from gitquarry.service.client import connect
+
+    return connect(wait_for_socket_s=5.0)
+
+
+@jobs_app.command("list")
+def list_cmd(
+    status: Annotated[str | None, typer.Option("--status", help="Only jobs in this status.")]
+    = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many (1-1000).",
+                                       min=1, max=1000)] = 20,
+    as_json: JsonOption = False,
+) -> None:
+    """List jobs, newest first."""
+    result = _client().call("jobs.list", status=status, limit=limit)
+    if as_json:
+        print_json(result)
+        return
+    if not result["jobs"]:
+        stdout.print("No jobs.")
+    for job in result["jobs"]:
+        stdout.print(job_line(job), highlight=False)
+
+
+@jobs_app.command("show")
+def show_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
+    """Show one job: status, attempts, progress, result or error, events."""
+    result = _client().call("jobs.show", id=job_id)
+    if as_json:
+        print_json(result)
+        return
+    job = result["job"]
+    stdout.print(job_line(job), highlight=False)
+    stdout.print(f"  origin {job['origin']}, attempts {job['attempts']}, runs {job['runs']}, "
+                 f"coalesced {job['coalesced']}, started {_when(job['started_at'])}, "
+                 f"finished {_when(job['finished_at'])}", highlight=False)
+    if job.get("waiting_for"):
+        stdout.print(f"  waiting for the writer lease: {job['waiting_for']}", highlight=False)
+    if job.get("result"):
+        import json
+
+        stdout.print("  result: " + printable(json.dumps(job["result"], ensure_ascii=False)),
+                     highlight=False)
+    for event in result.get("events") or []:
+        stdout.print(printable(f"  event {event['kind']}: {event['data']}"), highlight=False)
+
+
+def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
+           quiet: bool = False) -> int:
+    """Follow a job until it finishes, with a progress bar on stderr. Ctrl-C detaches.
+    Returns the exit code (0 succeeded, 1 failed or cancelled, 130 detached)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from gitquarry.service.client import connect
+
+    client = connect(wait_for_socket_s=5.0)
+    final: dict[str, Any] | None = None
+    args: dict[str, Any] = {"id": job_id}
+    if timeout_s is not None:
+        args["timeout_s"] = timeout_s
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    try:
+        with Progress(*columns, console=stderr, transient=True,
+                      disable=quiet or as_json) as bar:
+            task = bar.add_task(job_id, total=None)
+            for payload in client.stream("jobs.attach", **args):
+                job = payload["result"]["job"]
+                p = job.get("progress") or {}
+                bar.update(task, description=printable(
+                    f"{job['id']} {job['status']} {p.get('phase') or p.get('note') or ''}"),
+                    total=p.get("total"), completed=p.get("done") or 0)
+                if payload.get("final"):
+                    final = payload["result"]
+    except KeyboardInterrupt:
+        stderr.print(f"Detached; {job_id} goes on in the daemon. Re-attach with "
+                     f"`gitquarry jobs attach {job_id}`.", highlight=False)
+        return 130
+    assert final is not None
+    job = final["job"]
+    if as_json:
+        print_json(final)
+    else:
+        stdout.print(job_line(job), highlight=False)
+        if not final["finished"]:
+            stderr.print(f"{job_id} is still {job['status']}; re-attach with `gitquarry jobs "
+                         f"attach {job_id}`.", highlight=False)
+    if not final["finished"]:
+        return 0
+    return 0 if job["status"] == "succeeded" else 1
+
+
+@jobs_app.command("attach")
+def attach_cmd(
+    job_id: JobIdArg,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", help="Stop following after this many seconds (the job goes on).",
+        min=0)] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Follow a job's progress until it finishes; Ctrl-C detaches (the job goes on)."""
+    raise typer.Exit(attach(job_id, as_json=as_json, timeout_s=timeout))
+
+
+@jobs_app.command("cancel")
+def cancel_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
+    """Cancel a job; acknowledged once the cancellation is durably recorded."""
+    result = _client().call("jobs.cancel", id=job_id)
+    if as_json:
+        print_json(result)
+        return
+    job = result["job"]
+    if result["already_finished"]:
+        stdout.print(f"{job['id']} had already finished ({job['status']}).", highlight=False)
+    else:
+        stdout.print(f"Cancelled {job['id']}.", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(jobs_app, name="jobs")

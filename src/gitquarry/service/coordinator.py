@@ -1,0 +1,331 @@
+"""The coordinator: watched workspaces, their repositories and watches, and when to index.
+
+A workspace is registered with ``watch(path)``; its absolute path stays in the state
+database and the public face is an opaque ref (``ws-`` + 12 hex digits of SHA-256 of the
+resolved path) plus its directory name. For each repository discovered under it the watcher
+observes the git common dir (see ``service.watcher``); a relevant event marks the workspace
+dirty, and after ``[daemon] debounce_s`` of quiet a ``history_index`` job (or a
+``graph_reindex`` job for graph/docs files) is submitted. Every ``reconcile_s`` seconds each
+workspace is re-discovered (new or vanished repositories, a moved or deleted workspace) and
+a job is submitted when its refs fingerprint differs from the last success (nothing happens
+otherwise), catching events dropped under load or on network filesystems.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitquarry.errors import GitquarryError, InvalidArgumentError, WorkspaceUnavailableError
+from gitquarry.service.job_types import GRAPH_REINDEX, HISTORY_INDEX, relative_name
+from gitquarry.service.store import WatchedWorkspace
+from gitquarry.service.watcher import Debouncer, Watcher, WatchSpec, git_watch_specs
+
+if TYPE_CHECKING:
+    from gitquarry.gitio.discovery import Repository
+    from gitquarry.service.daemon import Daemon
+    from gitquarry.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+def workspace_ref(path: Path) -> str:
+    return "ws-" + hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def git_store_ref(repo: Repository) -> str:
+    """Opaque id of a repository's git store: hash of its common dir and object format."""
+    text = f"{repo.common_dir}\0{repo.object_format}"
+    return "gs-" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+class Coordinator:
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        cfg = daemon.config
+        self.watcher = Watcher(self._on_event, poll_s=cfg.poll_s)
+        self.debouncer = Debouncer(self._settled, delay_s=cfg.debounce_s)
+        self._lock = threading.RLock()
+        self._repos: dict[str, list[Repository]] = {}
+        self._missing: dict[str, str] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.next_reconcile_at = time.time() + cfg.reconcile_s
+        self._reconcile_now = threading.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="gitquarry-reconcile",
+                                        daemon=True)
+        self._thread.start()
+        self._reconcile_now.set()  # catch up with whatever happened while no daemon ran
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._reconcile_now.set()
+        self.debouncer.stop()
+        self.watcher.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def _loop(self) -> None:
+        interval = self.daemon.config.reconcile_s
+        while not self._stop.is_set():
+            self._reconcile_now.wait(max(0.0, self.next_reconcile_at - time.time()))
+            if self._stop.is_set():
+                return
+            self._reconcile_now.clear()
+            self.next_reconcile_at = time.time() + interval
+            try:
+                self.reconcile_all()
+            except Exception:
+                log.exception("reconcile failed")
+
+    def request_reconcile(self) -> None:
+        self._reconcile_now.set()
+
+    # -- registration ----------------------------------------------------------------------
+
+    def watch(self, path: str) -> tuple[WatchedWorkspace, Any]:
+        """Register the workspace at ``path`` and index it now (returns it and the job).
+
+        :raises InvalidArgumentError: ``path`` is not an absolute path to a directory.
+        """
+        given = Path(path)
+        if not given.is_absolute() or not given.is_dir():
+            raise InvalidArgumentError("PATH", "is not a directory")
+        root = given.resolve()
+        ws = self.daemon.state.add_workspace(workspace_ref(root), root, root.name or "/")
+        self.daemon.add_redaction(str(root), f"<workspace {ws.name}>")
+        self._sync(ws)
+        job = self.daemon.submit(HISTORY_INDEX, ws.ref, origin="watch-request")
+        return ws, job
+
+    def unwatch(self, ref: str) -> bool:
+        removed = self.daemon.state.remove_workspace(ref)
+        self.watcher.remove(ref)
+        with self._lock:
+            self._repos.pop(ref, None)
+            self._missing.pop(ref, None)
+        return removed
+
+    def resolve_ref(self, ref_or_path: str) -> str:
+        """A workspace ref from a ref or an absolute path. :raises InvalidArgumentError."""
+        for ws in self.daemon.state.workspaces():
+            if ref_or_path in (ws.ref, ws.name):
+                return ws.ref
+        p = Path(ref_or_path)
+        if p.is_absolute():
+            ref = workspace_ref(p.resolve() if p.exists() else p)
+            if self.daemon.state.workspace(ref) is not None:
+                return ref
+        raise InvalidArgumentError("workspace", "is not a watched workspace "
+                                   "(`gitquarry daemon status` lists them)")
+
+    def _get(self, ref: str) -> WatchedWorkspace:
+        ws = self.daemon.state.workspace(ref)
+        if ws is None or not ws.active:
+            raise InvalidArgumentError("workspace", f"{ref} is not a watched workspace")
+        return ws
+
+    def generation(self, ref: str) -> int:
+        return self._get(ref).generation
+
+    def name(self, ref: str) -> str:
+        return self._get(ref).name
+
+    def load_workspace(self, ref: str) -> Workspace:
+        """The workspace with its configuration loaded now.
+
+        :raises WorkspaceUnavailableError: the directory is gone, moved or unreadable.
+        :raises ConfigError: its configuration is invalid.
+        """
+        from gitquarry.config import load_config
+        from gitquarry.workspace import Workspace
+
+        ws = self._get(ref)
+        if not ws.path.is_dir():
+            raise WorkspaceUnavailableError(ws.name, "its directory is gone or was moved; "
+                                            "`gitquarry daemon watch` it where it is now")
+        return Workspace(root=ws.path, config=load_config(ws.path))
+
+    # -- repositories and watches ----------------------------------------------------------
+
+    def _discover(self, ws: Workspace) -> list[Repository]:
+        from gitquarry.gitio.discovery import discover_repositories
+
+        return discover_repositories(
+            ws.root, exclude=ws.config.indexing.exclude,
+            exclude_hidden_dirs=ws.config.indexing.exclude_hidden_dirs,
+        )
+
+    def _sync(self, ws: WatchedWorkspace) -> list[Repository]:
+        """Re-discover the workspace's repositories and watch exactly what they need.
+
+        :raises WorkspaceUnavailableError: the workspace directory is gone.
+        """
+        from gitquarry.graph.sources import docs_dir, graph_dir
+
+        try:
+            workspace = self.load_workspace(ws.ref)
+            repos = self._discover(workspace)
+        except WorkspaceUnavailableError as exc:
+            with self._lock:
+                first = ws.ref not in self._missing
+                self._missing[ws.ref] = exc.detail
+            if first:
+                log.warning("%s", exc)
+            self.watcher.remove(ws.ref)
+            raise
+        specs: list[WatchSpec] = []
+        for repo in repos:
+            specs.extend(git_watch_specs(repo.common_dir))
+        for directory in (graph_dir(workspace.root, workspace.config.graph),
+                          docs_dir(workspace.root, workspace.config.graph)):
+            if directory.is_dir():
+                specs.append(WatchSpec(directory, True, "graph", "graph"))
+        self.watcher.set_watches(ws.ref, specs)
+        with self._lock:
+            self._repos[ws.ref] = repos
+            self._missing.pop(ws.ref, None)
+        return repos
+
+    def refs_fingerprint(self, ref: str) -> str:
+        """SHA-256 over every indexed ref tip of every repository of the workspace."""
+        from gitquarry.gitio.refs import snapshot_refs
+
+        workspace = self.load_workspace(ref)
+        with self._lock:
+            repos = self._repos.get(ref)
+        if repos is None:
+            repos = self._sync(self._get(ref))
+        digest = hashlib.sha256()
+        for repo in repos:
+            digest.update(str(repo.common_dir).encode("utf-8", "surrogateescape") + b"\0")
+            try:
+                tips = snapshot_refs(repo.git_dir, workspace.config.git_indexing.refs)
+            except GitquarryError as exc:
+                digest.update(f"error:{exc.code}\0".encode())
+                continue
+            for tip in tips:
+                digest.update(f"{tip.ref}\0{tip.commit}\n".encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()
+
+    def after_history_index(self, ref: str, workspace: Workspace) -> None:
+        """Record each repository's HEAD as its last indexed commit."""
+        from gitquarry.gitio.refs import head_commit
+
+        with self._lock:
+            repos = list(self._repos.get(ref) or [])
+        for repo in repos:
+            try:
+                head = head_commit(repo.git_dir)
+            except GitquarryError:
+                head = None
+            self.daemon.state.set_repo_state(
+                ref, git_store_ref(repo), relative_name(workspace.root, repo.path), head
+            )
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _on_event(self, ref: str, kind: str) -> None:
+        self.debouncer.touch((ref, kind))
+
+    def _settled(self, key: tuple[str, str]) -> None:
+        ref, kind = key
+        job_type = GRAPH_REINDEX if kind == "graph" else HISTORY_INDEX
+        try:
+            if kind == "git":
+                self._sync(self._get(ref))  # a new worktree or nested repository
+            self.daemon.submit(job_type, ref, origin="watch")
+        except WorkspaceUnavailableError:
+            # let a job record the typed failure the user sees in `jobs list`
+            self.daemon.submit(job_type, ref, origin="watch", target="unavailable")
+        except GitquarryError as exc:
+            log.warning("%s: %s", ref, exc)
+
+    def reconcile_all(self) -> None:
+        for ws in self.daemon.state.workspaces():
+            try:
+                self._sync(ws)
+            except WorkspaceUnavailableError:
+                continue
+            except GitquarryError as exc:
+                log.warning("reconcile %s: %s", ws.name, exc)
+                continue
+            for job_type in (HISTORY_INDEX, GRAPH_REINDEX):
+                if job_type == GRAPH_REINDEX and not self._has_graph_sources(ws.ref):
+                    continue
+                try:
+                    self.daemon.submit(job_type, ws.ref, origin="reconcile")
+                except GitquarryError as exc:
+                    log.warning("reconcile %s: %s", ws.name, exc)
+
+    def _has_graph_sources(self, ref: str) -> bool:
+        from gitquarry.graph.sources import docs_dir_files, graph_files
+
+        try:
+            ws = self.load_workspace(ref)
+        except GitquarryError:
+            return False
+        return bool(graph_files(ws.root, ws.config.graph)
+                    or docs_dir_files(ws.root, ws.config.graph))
+
+    # -- status ----------------------------------------------------------------------------
+
+    def status(self) -> list[dict[str, Any]]:
+        """Per workspace and repository: last indexed commit, pending work, active job."""
+        out: list[dict[str, Any]] = []
+        pending_keys = {k[0] for k in self.debouncer.pending() if isinstance(k, tuple)}
+        current = self.daemon.runner.current
+        for ws in self.daemon.state.workspaces():
+            with self._lock:
+                repos = list(self._repos.get(ws.ref) or [])
+                missing = self._missing.get(ws.ref)
+            states = self.daemon.state.repo_states(ws.ref)
+            queued = [
+                j.public_id for j in self.daemon.state.list_jobs(
+                    statuses=("queued", "interrupted"), scope=ws.ref, limit=20)
+            ]
+            active = (current.job.public_id
+                      if current is not None and current.job.scope == ws.ref else None)
+            repositories = []
+            for repo in repos:
+                sref = git_store_ref(repo)
+                state = states.get(sref, {})
+                repositories.append({
+                    "git_store_ref": sref,
+                    "name": relative_name(ws.path, repo.path),
+                    "last_indexed_commit": state.get("last_indexed_commit"),
+                    "last_indexed_at": state.get("last_indexed_at"),
+                })
+            lease = None
+            from gitquarry.service.lease import read_holder
+
+            try:
+                workspace = self.load_workspace(ws.ref)
+                holder = read_holder(workspace.index_dir / "index.lock")
+                lease = holder.to_dict() if holder is not None else None
+            except GitquarryError:
+                pass
+            out.append({
+                "workspace_ref": ws.ref,
+                "name": ws.name,
+                "generation": ws.generation,
+                "state": "unavailable" if missing else "watching",
+                "unavailable_reason": missing,
+                "watch_mode": self.watcher.mode(ws.ref),
+                "watch_warning": self.watcher.warnings.get(ws.ref),
+                "repositories": repositories,
+                "pending_events": ws.ref in pending_keys,
+                "pending_jobs": queued,
+                "active_job": active,
+                "writer": lease,
+                "next_reconcile_at": round(self.next_reconcile_at, 3),
+            })
+        return out

@@ -1,0 +1,182 @@
+"""The built-in job types: ``history_index``, ``history_embed``, ``graph_reindex``.
+
+Each takes its workspace's writer lease for the write, reports progress, and returns a result
+with counts and repository-relative names only. ``history_index`` runs the same incremental
+indexer as ``gitquarry index`` (by reachability; a killed run resumes without loss or
+duplicates), refreshes the architecture graph when its files changed, and then submits a
+``history_embed`` job, which embeds commits lacking vectors through vector-only checkpoints
+and yields to any more urgent job between provider calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitquarry.service.jobs import JobContext, JobType, register_job_type
+
+if TYPE_CHECKING:
+    from gitquarry.service.daemon import Daemon
+
+HISTORY_INDEX = "history_index"
+HISTORY_EMBED = "history_embed"
+GRAPH_REINDEX = "graph_reindex"
+
+
+def relative_name(root: Path, path: Path | str) -> str:
+    """``path`` relative to ``root`` (``.`` for the root itself); the last component when
+    ``path`` lies elsewhere. Never absolute."""
+    p = Path(path)
+    try:
+        rel = p.relative_to(root).as_posix()
+    except ValueError:
+        return p.name or "."
+    return rel or "."
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# -- history_index --------------------------------------------------------------------------
+
+
+def refs_target(daemon: Daemon, scope: str) -> str:
+    """Fingerprint of every indexed ref tip of every repository in the workspace."""
+    return daemon.coordinator.refs_fingerprint(scope)
+
+
+def run_history_index(ctx: JobContext) -> dict[str, Any]:
+    from gitquarry.errors import GitquarryError
+    from gitquarry.graph import refresh_if_stale
+    from gitquarry.history.indexer import index_workspace
+
+    ws = ctx.workspace()
+    started = time.monotonic()
+    ctx.set_progress(phase="starting", done=0, total=None)
+    # the state this run covers at least (refs may move on while it runs: a later job follows)
+    target = ctx.daemon.coordinator.refs_fingerprint(ctx.job.scope)
+    ctx.daemon.retarget(ctx.job, target)
+    graph: dict[str, Any] | None = None
+    graph_error: str | None = None
+    with ctx.writer_lease(ws):
+        store = ws.open_store(create=True)
+        try:
+            report = index_workspace(ws.root, store, ws.config, progress=ctx.progress)
+            ctx.check()
+            try:
+                refreshed = refresh_if_stale(store, ws.root, ws.config.graph)
+                graph = refreshed.to_dict() if refreshed is not None else None
+            except GitquarryError as exc:  # a broken graph file must not fail history
+                graph_error = f"{exc.code}: {ctx.daemon.redact(str(exc))}"
+        finally:
+            store.close()
+    repos = [
+        {
+            "name": relative_name(ws.root, r.path),
+            "new_commits": r.new_commits,
+            "pruned_commits": r.pruned_commits,
+            "up_to_date": r.up_to_date,
+            "error": ctx.daemon.redact(r.error) if r.error else None,
+        }
+        for r in report.repositories
+    ]
+    ctx.daemon.coordinator.after_history_index(ctx.job.scope, ws)
+    if report.repositories and len(report.failed) == len(report.repositories):
+        from gitquarry.errors import GitError
+
+        raise GitError(["index"], 1, "; ".join(r.error or "" for r in report.failed))
+    if ctx.daemon.config.embed and ws.config.embedding.provider != "none":
+        ctx.daemon.submit(HISTORY_EMBED, ctx.job.scope, origin="chain")
+    return {
+        "new_commits": report.new_commits,
+        "pruned_commits": report.pruned_commits,
+        "total_commits": report.total_commits,
+        "repositories": repos,
+        "removed_repositories": len(report.removed_repositories),
+        "graph": graph,
+        "graph_error": graph_error,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+
+
+# -- history_embed --------------------------------------------------------------------------
+
+
+def embed_target(daemon: Daemon, scope: str) -> str:
+    ws = daemon.coordinator.load_workspace(scope)
+    e = ws.config.embedding
+    return _digest([e.provider, e.model, e.url, str(e.batch_size)])[:32]
+
+
+def run_history_embed(ctx: JobContext) -> dict[str, Any]:
+    from gitquarry.embedding import create_embedder
+    from gitquarry.history.embed import embed_pending
+    from gitquarry.service.checkpoint import CheckpointingEmbedder
+
+    ws = ctx.workspace()
+    config = ws.config.embedding
+    inner = create_embedder(config, purpose="index")
+    if inner is None:
+        return {"skipped": "embedding provider is none"}
+    embedder = CheckpointingEmbedder(
+        inner, ctx.daemon.checkpoints, ctx.job.work_key, before_call=ctx.check
+    )
+    try:
+        with ctx.writer_lease(ws):
+            store = ws.open_store()
+            try:
+                report = embed_pending(
+                    store, embedder, batch_size=config.batch_size, progress=ctx.progress
+                )
+            finally:
+                store.close()
+    finally:
+        embedder.close()
+        ctx.job.progress["checkpoint"] = vars(embedder.stats)
+    ctx.daemon.checkpoints.discard(ctx.job.work_key)
+    result = report.to_dict()
+    result["checkpoint"] = vars(embedder.stats)
+    return result
+
+
+# -- graph_reindex --------------------------------------------------------------------------
+
+
+def graph_target(daemon: Daemon, scope: str) -> str:
+    from gitquarry.graph.sources import docs_dir_files, fingerprint, graph_files
+
+    ws = daemon.coordinator.load_workspace(scope)
+    files = graph_files(ws.root, ws.config.graph) + docs_dir_files(ws.root, ws.config.graph)
+    return _digest([f"{os.fsdecode(p)}:{fingerprint(p)}" for p in sorted(files)])[:32]
+
+
+def run_graph_reindex(ctx: JobContext) -> dict[str, Any]:
+    from gitquarry.graph import refresh_if_stale
+
+    ws = ctx.workspace()
+    ctx.set_progress(phase="graph", done=0, total=None)
+    with ctx.writer_lease(ws):
+        store = ws.open_store(create=True)
+        try:
+            report = refresh_if_stale(store, ws.root, ws.config.graph)
+        finally:
+            store.close()
+    return {"graph": report.to_dict() if report is not None else None}
+
+
+register_job_type(JobType(
+    name=HISTORY_INDEX, priority=10, run=run_history_index, target=refs_target,
+    description="incremental commit-history index of a workspace (keyword-searchable)",
+), replace=True)
+register_job_type(JobType(
+    name=GRAPH_REINDEX, priority=20, run=run_graph_reindex, target=graph_target,
+    description="architecture-graph reindex after graph or docs files changed",
+), replace=True)
+register_job_type(JobType(
+    name=HISTORY_EMBED, priority=50, run=run_history_embed, target=embed_target, yields=True,
+    description="embedding vectors for commits that lack them (checkpointed)",
+), replace=True)

@@ -1,0 +1,136 @@
+"""The cross-process writer lease: one writer per index database at a time.
+
+A lease is an exclusive ``flock`` on a lock file beside the database (the workspace's
+``index.lock``). Whoever holds it writes its public identity into the file: ``{"holder":
+"daemon job-000004", "pid": 812, "since": 1718000000.0}`` (no paths), so ``status`` can say who
+writes. ``flock`` is released by the kernel when the holder dies (even ``kill -9``), so a
+crashed writer never leaves a stale lease; an identity left in the file by a dead process is
+recognised by its pid and reported as free.
+
+``gitquarry index`` (the CLI), ``gitquarry graph reindex`` and every daemon job take this same
+lease, so a foreground run and the daemon never write one database at once. Acquiring waits a
+bounded time, retrying with exponential backoff (50 ms doubling to 1 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitquarry.errors import IndexAccessError, WriterBusyError
+
+_FIRST_DELAY_S = 0.05
+_MAX_DELAY_S = 1.0
+
+
+@dataclass(frozen=True)
+class LeaseHolder:
+    """Who holds a lease: ``holder`` (e.g. ``"cli index"``, ``"daemon job-000004"``), ``pid``
+    and ``since`` (Unix seconds)."""
+
+    holder: str
+    pid: int
+    since: float
+
+    def describe(self) -> str:
+        return f"{self.holder} (pid {self.pid})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"holder": self.holder, "pid": self.pid, "since": round(self.since, 3)}
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_holder(lock_path: Path) -> LeaseHolder | None:
+    """The identity recorded in ``lock_path`` if its process is alive, else None.
+
+    Never takes the lock (it cannot delay a writer)."""
+    try:
+        raw = lock_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not raw.strip():
+        return None
+    try:
+        data = json.loads(raw)
+        holder = LeaseHolder(str(data["holder"]), int(data["pid"]), float(data["since"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return holder if _alive(holder.pid) else None
+
+
+@contextlib.contextmanager
+def writer_lease(
+    lock_path: Path,
+    *,
+    db_path: Path,
+    holder: str,
+    wait_s: float = 0.0,
+    on_wait: Callable[[LeaseHolder | None], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Iterator[LeaseHolder]:
+    """Hold the writer lease of ``db_path`` (lock file ``lock_path``) for the ``with`` block.
+
+    ``wait_s``: how long to keep trying while another process holds it (0: one try).
+    ``on_wait`` is called once, with the current holder, when the first try fails.
+    ``should_stop``: polled between tries; when it returns True the wait ends early with
+    ``WriterBusyError``.
+
+    :raises WriterBusyError: still held after ``wait_s`` seconds (names the holder).
+    :raises IndexAccessError: the lock file cannot be created or opened.
+    """
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise IndexAccessError(lock_path.parent, exc.strerror or str(exc)) from exc
+    with handle:
+        started = time.monotonic()
+        delay = _FIRST_DELAY_S
+        waited = False
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                current = read_holder(lock_path)
+                if not waited:
+                    waited = True
+                    if on_wait is not None:
+                        on_wait(current)
+                elapsed = time.monotonic() - started
+                if elapsed >= wait_s or (should_stop is not None and should_stop()):
+                    who = current.describe() if current else ""
+                    raise WriterBusyError(db_path, who, elapsed) from None
+                time.sleep(min(delay, max(0.0, wait_s - elapsed)))
+                delay = min(delay * 2, _MAX_DELAY_S)
+        me = LeaseHolder(holder=holder, pid=os.getpid(), since=time.time())
+        try:
+            _write_identity(handle, json.dumps(me.to_dict()))
+            yield me
+        finally:
+            with contextlib.suppress(OSError):
+                _write_identity(handle, "")
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _write_identity(handle: object, text: str) -> None:
+    fd = handle.fileno()  # type: ignore[attr-defined]
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode("utf-8"), 0)

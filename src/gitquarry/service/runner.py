@@ -1,0 +1,371 @@
+"""The job runner: submission with coalescing, the worker loop, retries, cancellation.
+
+Submission (``submit``) coalesces equivalent work on (type, scope, generation): a queued or
+interrupted job absorbs the new request (taking its newer target); a failed job awaiting its
+retry absorbs automatic requests (watcher, reconcile) and is run now by an explicit one; a
+running job with the same target absorbs it; an automatic request whose work key has a cancel
+tombstone, or whose target equals the last success, is dropped. Otherwise a new job is queued.
+
+One worker thread runs jobs one at a time, lowest priority value first, oldest first. A job
+that stops on writer contention goes back to ``queued`` (not a failure); a failure is retried
+after ``retry_base_s × 2^(n−1)`` seconds, capped at ``retry_max_s``, keeping its public id;
+a usage/configuration error is not retried. ``interrupted`` (daemon stopped or killed) is
+resumed and never counts as a failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from gitquarry.errors import (
+    GitquarryError,
+    JobNotFoundError,
+    JobSnapshotWriteError,
+    JobStateWriteError,
+    StorageFullError,
+    WriterBusyError,
+)
+from gitquarry.service.jobs import JobContext, JobStop, job_type, work_key
+from gitquarry.service.store import ACTIVE, Job
+
+if TYPE_CHECKING:
+    from gitquarry.service.daemon import Daemon
+
+log = logging.getLogger(__name__)
+
+#: origins of automatic submissions: these respect tombstones and retry backoff.
+AUTO_ORIGINS = ("watch", "reconcile", "chain", "startup")
+#: delay before a job that lost the writer lease tries again (seconds).
+CONTENTION_RETRY_S = 1.0
+
+
+def classify(exc: BaseException) -> GitquarryError:
+    """The typed error for a job failure: gitquarry errors as they are, SQLite's disk-full
+    as ``StorageFullError``, anything else as an internal error."""
+    if isinstance(exc, GitquarryError):
+        return exc
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code == sqlite3.SQLITE_FULL or "disk is full" in str(exc).lower():
+            return StorageFullError(str(exc))
+        if code is not None and code & 0xFF == sqlite3.SQLITE_IOERR:
+            return StorageFullError(f"I/O error: {exc}")
+    if isinstance(exc, OSError) and exc.errno in (28, 27):  # ENOSPC, EFBIG
+        return StorageFullError(exc.strerror or str(exc))
+    err = GitquarryError(f"internal error ({type(exc).__name__}: {exc})")
+    err.code = "internal_error"
+    return err
+
+
+def error_payload(err: GitquarryError, redact: Any) -> dict[str, Any]:
+    retryable = bool(getattr(err, "retryable", err.exit_code != 2))
+    return {"code": err.code, "message": redact(str(err)), "retryable": retryable}
+
+
+class Runner:
+    """Owns the worker thread; all job state changes go through here."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.state = daemon.state
+        self._cond = threading.Condition(threading.RLock())
+        self._submit_lock = threading.Lock()
+        self._current: JobContext | None = None
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._cancels: dict[int, Future[Job]] = {}
+        self._cancel_lock = threading.Lock()
+        #: bumped on every job change; attach waits on ``changed``
+        self.version = 0
+        self.changed = threading.Condition()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="gitquarry-jobs", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        with self._cond:
+            self._stopping = True
+            if self._current is not None:
+                self._current.request_stop("shutdown")
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def notify_change(self, job: Job | None = None) -> None:
+        with self.changed:
+            self.version += 1
+            self.changed.notify_all()
+
+    @property
+    def current(self) -> JobContext | None:
+        return self._current
+
+    # -- submission ------------------------------------------------------------------------
+
+    def submit(self, type_: str, scope: str, *, origin: str, target: str | None = None,
+               params: dict[str, Any] | None = None) -> Job | None:
+        """Submit work; returns the job that will do it, or None when an automatic request
+        was dropped (tombstoned or already done).
+
+        :raises KeyError: unknown job type. :raises JobStateWriteError: not recorded.
+        :raises WorkspaceUnavailableError: computing the target needs the workspace.
+        """
+        jt = job_type(type_)
+        generation = self.daemon.coordinator.generation(scope)
+        if target is None:
+            target = jt.target(self.daemon, scope) if jt.target is not None else ""
+        key = work_key(type_, scope, generation, target)
+        auto = origin in AUTO_ORIGINS
+        params = {"workspace": self.daemon.coordinator.name(scope), **(params or {})}
+        with self._submit_lock, self._cond:
+            if auto and self.state.tombstoned(key):
+                return None
+            open_jobs = self.state.open_jobs(type_, scope, generation)
+            for job in open_jobs:
+                if job.status in ("queued", "interrupted"):
+                    job.target, job.work_key = target, key
+                    job.coalesced += 1
+                    if not auto:
+                        job.not_before = None
+                    self.state.update(job, action="the coalesced job")
+                    self._wake(job)
+                    return job
+            for job in open_jobs:
+                if job.status == "failed":  # awaiting its retry
+                    job.target, job.work_key = target, key
+                    job.coalesced += 1
+                    if not auto:
+                        job.status, job.not_before = "queued", None
+                    self.state.update(job, action="the coalesced job")
+                    self._wake(job)
+                    return job
+            running = [j for j in open_jobs if j.status == "running"]
+            for job in running:
+                if job.target == target:
+                    job.coalesced += 1
+                    self.state.update(job, action="the coalesced job")
+                    return job
+            if auto and not running:
+                last = self.state.last_succeeded(type_, scope, generation)
+                if last is not None and last.target == target:
+                    return None
+            now = time.time()
+            job = self.state.insert(Job(
+                id=0, type=type_, scope=scope, generation=generation, target=target,
+                work_key=key, params=params, status="queued", origin=origin,
+                priority=jt.priority, created_at=now, updated_at=now,
+            ))
+            log.info("%s queued: %s %s (%s)", job.public_id, type_, params.get("workspace"),
+                     origin)
+            self._wake(job)
+            return job
+
+    def _wake(self, job: Job) -> None:
+        current = self._current
+        if (
+            current is not None and current.job.id != job.id
+            and job.priority < current.job.priority and job_type(current.job.type).yields
+        ):
+            current.request_stop("yield")
+        self._cond.notify_all()
+        self.notify_change(job)
+
+    def retarget(self, job: Job, target: str) -> None:
+        """A running job found the exact state it covers; record it as its target."""
+        if target == job.target:
+            return
+        job.target = target
+        job.work_key = work_key(job.type, job.scope, job.generation, target)
+        self.state.update(job, only_if_status=("running",), action="the job's target")
+
+    # -- the worker ------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                if self._stopping:
+                    return
+                job, due = self.state.next_runnable(time.time())
+                if job is None:
+                    wait = 60.0 if due is None else max(0.01, min(60.0, due - time.time()))
+                    self._cond.wait(wait)
+                    continue
+                job.status = "running"
+                job.runs += 1
+                job.started_at = time.time()
+                job.finished_at = None
+                job.not_before = None
+                job.waiting_for = None
+                job.progress = {}
+                try:
+                    ok = self.state.update(
+                        job, only_if_status=("queued", "interrupted", "failed"),
+                        action="the job start",
+                    )
+                except JobStateWriteError as exc:
+                    log.error("cannot start %s: %s", job.public_id, exc)
+                    self._cond.wait(1.0)
+                    continue
+                if not ok:
+                    continue
+                ctx = JobContext(job=job, daemon=self.daemon, on_change=self.notify_change)
+                self._current = ctx
+            self.notify_change(job)
+            try:
+                self._run(ctx)
+            except Exception:  # never let the worker die
+                log.exception("%s: unexpected error finishing the job", job.public_id)
+            finally:
+                with self._cond:
+                    self._current = None
+                self.notify_change(job)
+
+    def _run(self, ctx: JobContext) -> None:
+        job = ctx.job
+        jt = job_type(job.type)
+        log.info("%s running (%s, attempt %d)", job.public_id, job.type, job.attempts + 1)
+        try:
+            result = jt.run(ctx)
+        except JobStop as stop:
+            self._stopped(job, stop.reason)
+            return
+        except WriterBusyError as exc:
+            job.status = "queued"
+            job.not_before = time.time() + CONTENTION_RETRY_S
+            job.waiting_for = exc.holder or "another writer"
+            job.progress["note"] = f"waiting for the writer lease ({job.waiting_for})"
+            self._final(job, f"{job.public_id} re-queued: writer busy ({job.waiting_for})")
+            return
+        except Exception as exc:
+            self._failed(job, exc)
+            return
+        job.status = "succeeded"
+        job.finished_at = time.time()
+        job.result = self.daemon.redact_payload(result)
+        job.error = None
+        job.progress.pop("note", None)
+        self._final(job, f"{job.public_id} succeeded")
+        self._supersede_older(job)
+
+    def _stopped(self, job: Job, reason: str) -> None:
+        if reason == "cancelled":
+            job.status, job.finished_at = "cancelled", time.time()
+        elif reason == "shutdown":
+            job.status = "interrupted"
+        else:  # yield: back in the queue behind the more urgent job
+            job.status = "queued"
+        self._final(job, f"{job.public_id} {job.status} ({reason})")
+
+    def _failed(self, job: Job, exc: BaseException) -> None:
+        err = classify(exc)
+        payload = error_payload(err, self.daemon.redact)
+        if err.code == "internal_error":
+            log.error("%s failed", job.public_id, exc_info=exc)
+        job.attempts += 1
+        job.status = "failed"
+        job.finished_at = time.time()
+        job.error = payload
+        if payload["retryable"]:
+            cfg = self.daemon.config
+            delay = min(cfg.retry_base_s * (2 ** (job.attempts - 1)), cfg.retry_max_s)
+            job.not_before = time.time() + delay
+        else:
+            job.not_before = None
+        self._final(job, f"{job.public_id} failed ({err.code}): {payload['message']}")
+
+    def _final(self, job: Job, message: str) -> None:
+        log.info("%s", message)
+        try:
+            # a job cancelled meanwhile keeps its cancelled status
+            self.state.update(job, only_if_status=("running",), action="the job's result")
+        except JobStateWriteError as exc:
+            log.error("%s: could not record the outcome: %s", job.public_id, exc)
+
+    def _supersede_older(self, done: Job) -> None:
+        for job in self.state.open_jobs(done.type, done.scope, done.generation):
+            if job.status == "failed" and job.id != done.id:
+                job.status, job.not_before = "superseded", None
+                job.finished_at = time.time()
+                with contextlib.suppress(JobStateWriteError):
+                    self.state.update(job, only_if_status=("failed",))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def snapshot(self, job_id: int) -> Job:
+        """The job with live progress when it is running. :raises JobNotFoundError."""
+        from gitquarry.service.store import public_id
+
+        job = self.state.get(job_id)
+        if job is None:
+            raise JobNotFoundError(public_id(job_id))
+        current = self._current
+        if current is not None and current.job.id == job_id:
+            job = replace(job, progress=dict(current.job.progress),
+                          waiting_for=current.waiting_for)
+        return job
+
+    # -- cancellation ----------------------------------------------------------------------
+
+    def cancel(self, job_id: int) -> Job:
+        """Cancel a job: commit its tombstone (only then is the cancel acknowledged), signal
+        its worker, then record ``cancelled``. Concurrent calls share one resolution.
+
+        :raises JobNotFoundError: no such job.
+        :raises JobStateWriteError: the tombstone could not be committed (nothing changed;
+            the worker keeps running).
+        :raises JobSnapshotWriteError: tombstone committed and worker signalled, but the
+            job's status could not be written (a restart reconstructs it).
+        """
+        with self._cancel_lock:
+            future = self._cancels.get(job_id)
+            owner = future is None
+            if future is None:
+                future = Future()
+                self._cancels[job_id] = future
+        if not owner:
+            return future.result()
+        try:
+            job = self._cancel(job_id)
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        else:
+            future.set_result(job)
+            return job
+        finally:
+            with self._cancel_lock:
+                self._cancels.pop(job_id, None)
+
+    def _cancel(self, job_id: int) -> Job:
+        from gitquarry.service.store import public_id
+
+        with self._cond:
+            job = self.state.get(job_id)
+            if job is None:
+                raise JobNotFoundError(public_id(job_id))
+            if job.terminal:
+                return job
+            self.state.write_tombstone(job)  # the acknowledgement point
+            current = self._current
+            if current is not None and current.job.id == job_id:
+                current.request_stop("cancelled")
+            job.status, job.finished_at, job.not_before = "cancelled", time.time(), None
+            try:
+                self.state.update(job, only_if_status=(*ACTIVE, "failed"),
+                                  action="the cancelled status")
+            except JobStateWriteError as exc:
+                raise JobSnapshotWriteError(job.public_id, exc.detail) from exc
+            log.info("%s cancelled", job.public_id)
+            self._cond.notify_all()
+        self.notify_change(job)
+        return self.state.get(job_id) or job
