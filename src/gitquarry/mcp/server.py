@@ -29,7 +29,7 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
 
     :raises ConfigError, InvalidArgumentError: the workspace or its configuration is invalid.
     """
-    from gitquarry.mcp import graph_tools, history_tools, repo_docs_tools
+    from gitquarry.mcp import graph_tools, history_tools, job_tools, repo_docs_tools
 
     workspace = resolve_workspace(project, for_search=True)
     for warning in workspace.config.warnings:  # the server's stderr is the client's log
@@ -41,6 +41,7 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
     history_tools.register(server, workspace, searcher)
     graph_tools.register(server, workspace.root)
     repo_docs_tools.register(server, workspace.config)
+    job_tools.register(server)
     return server, searcher
 
 

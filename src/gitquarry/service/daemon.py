@@ -60,9 +60,14 @@ class InstanceLock:
         except BlockingIOError:
             handle.close()
             info = read_lock_info(self.path)
+            deadline = time.monotonic() + 1.0
+            while not info.get("pid") and time.monotonic() < deadline:  # just started
+                time.sleep(0.02)
+                info = read_lock_info(self.path)
             raise DaemonAlreadyRunningError(int(info.get("pid") or 0),
                                             str(info.get("since") or "")) from None
         self._handle = handle
+        self.write({"pid": os.getpid()})
 
     def write(self, info: dict[str, Any]) -> None:
         assert self._handle is not None

@@ -1,0 +1,96 @@
+"""MCP tools over the daemon's jobs: ``service_jobs_list``, ``service_job_status``,
+``service_job_attach``, ``service_job_cancel``.
+
+Each tool asks the per-user daemon over its socket and returns its answer as one JSON text
+block plus the same object as structured content: public job state only (opaque refs,
+counts, typed errors; never an absolute path). No daemon running, an unknown job id and
+every other gitquarry error come back as tool errors (``is_error``) starting with the
+error's stable code.
+"""
+
+# No ``from __future__ import annotations``: the SDK evaluates the annotations.
+import json
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent
+from pydantic import Field
+
+from gitquarry.errors import GitquarryError
+
+#: the longest a single ``service_job_attach`` call waits, seconds
+MAX_ATTACH_WAIT_S = 60.0
+_STATUSES = ["queued", "running", "interrupted", "succeeded", "superseded", "failed",
+             "cancelled"]
+
+
+def _result(data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))],
+        structured_content=data,
+    )
+
+
+def _call(op: str, **args: Any) -> dict[str, Any]:
+    from gitquarry.service.client import connect
+
+    try:
+        result: dict[str, Any] = connect(wait_for_socket_s=5.0).call(op, **args)
+    except GitquarryError as exc:
+        raise ToolError(f"{exc.code}: {exc}") from exc
+    return result
+
+
+JobId = Annotated[str, Field(strict=True, min_length=1, max_length=32,
+                             description="Public job id, e.g. job-000001.")]
+
+
+def register(server: MCPServer) -> None:
+    """Add the four service-job tools to ``server``."""
+
+    def service_jobs_list(
+        status: Annotated[str | None, Field(
+            strict=True, description="Only jobs in this status.",
+            json_schema_extra={"enum": [*_STATUSES, None]})] = None,
+        limit: Annotated[int, Field(strict=True, ge=1, le=100,
+                                    description="At most this many jobs (1-100).")] = 20,
+    ) -> CallToolResult:
+        return _result(_call("jobs.list", status=status, limit=limit))
+
+    def service_job_status(job_id: JobId) -> CallToolResult:
+        return _result(_call("jobs.show", id=job_id))
+
+    def service_job_attach(
+        job_id: JobId,
+        wait_s: Annotated[float, Field(
+            strict=False, ge=0, le=MAX_ATTACH_WAIT_S,
+            description="Wait at most this many seconds for the job to finish (0-60).")] = 10.0,
+    ) -> CallToolResult:
+        from gitquarry.service.client import connect
+
+        final: dict[str, Any] = {}
+        try:
+            for payload in connect(wait_for_socket_s=5.0).stream(
+                "jobs.attach", id=job_id, timeout_s=float(wait_s)
+            ):
+                if payload.get("final"):
+                    final = payload["result"]
+        except GitquarryError as exc:
+            raise ToolError(f"{exc.code}: {exc}") from exc
+        return _result(final)
+
+    def service_job_cancel(job_id: JobId) -> CallToolResult:
+        return _result(_call("jobs.cancel", id=job_id))
+
+    server.add_tool(service_jobs_list, name="service_jobs_list", description=(
+        "List the gitquarry daemon's indexing jobs, newest first: id, type, status, "
+        "workspace, attempts, progress, result or typed error."))
+    server.add_tool(service_job_status, name="service_job_status", description=(
+        "One daemon job's public state and its events (e.g. retention reports)."))
+    server.add_tool(service_job_attach, name="service_job_attach", description=(
+        "Wait up to wait_s seconds (max 60) for a daemon job to finish; returns {job, "
+        "finished}. Call again to keep waiting."))
+    server.add_tool(service_job_cancel, name="service_job_cancel", description=(
+        "Cancel a daemon job. Acknowledged only once the cancellation is durably recorded; a "
+        "job_state_write_failed error means nothing changed and the call can be retried."))
