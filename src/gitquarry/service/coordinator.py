@@ -254,6 +254,12 @@ class Coordinator:
             try:
                 self._sync(ws)
             except WorkspaceUnavailableError:
+                # a job records the typed failure (and retries with backoff) for the user
+                try:
+                    self.daemon.submit(HISTORY_INDEX, ws.ref, origin="reconcile",
+                                       target="unavailable")
+                except GitquarryError as exc:
+                    log.warning("reconcile %s: %s", ws.name, exc)
                 continue
             except GitquarryError as exc:
                 log.warning("reconcile %s: %s", ws.name, exc)
