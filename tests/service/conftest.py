@@ -210,7 +210,7 @@ class DaemonProcess:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "gitquarry", "daemon", "run"],
                 env=env or self.env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                preexec_fn=preexec,  # noqa: PLW1509 - test-only resource limits
+                preexec_fn=preexec,
             )
         self.procs.append(proc)
         return proc

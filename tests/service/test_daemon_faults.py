@@ -72,7 +72,7 @@ def test_cli_index_and_daemon_take_turns_on_the_writer_lease(
     job_id = api.call("watch", path=str(repo))["job"]["id"]
     api.wait_job(job_id, _running_with_progress, timeout=60)
     # the foreground run waits for the daemon's lease, then finds everything indexed
-    out, err = cli.communicate("go\n", timeout=300)
+    _out, err = cli.communicate("go\n", timeout=300)
     assert cli.returncode == 0, err
     assert f"held by daemon {job_id}" in err
     assert api.wait_done(job_id)["status"] == "succeeded"
