@@ -120,7 +120,7 @@ def writer_lease(
                     raise WriterBusyError(db_path, who, elapsed) from None
                 time.sleep(min(delay, max(0.0, wait_s - elapsed)))
                 delay = min(delay * 2, _MAX_DELAY_S)
-        me = LeaseHolder(holder=holder, pid=os.getpid(), since=time.time())
+        me = LeaseHolder(holder=holder, pid=os.getpid(), since=round(time.time(), 3))
         try:
             _write_identity(handle, json.dumps(me.to_dict()))
             yield me

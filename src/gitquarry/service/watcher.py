@@ -115,9 +115,19 @@ class Watcher:
         self._notify = notify
         self._poll_s = poll_s
         self._lock = threading.Lock()
-        self._observer = observer_factory()
-        self._observer.start()
         self._poller: PollingObserver | None = None
+        #: why the native API is not used at all (None: it is)
+        self.native_error: str | None = None
+        self._observer: BaseObserver | None = None
+        try:
+            observer = observer_factory()
+            observer.start()
+            self._observer = observer
+        except OSError as exc:
+            if exc.errno not in _LIMIT_ERRNOS:
+                raise
+            self.native_error = exc.strerror or str(exc)
+            log.warning("inotify unavailable (%s): every directory is polled", exc)
         self._watches: dict[str, dict[WatchSpec, tuple[BaseObserver, ObservedWatch, _Handler]]] = {}
         #: per key: the warning explaining why some directories are polled
         self.warnings: dict[str, str] = {}
@@ -142,6 +152,8 @@ class Watcher:
                     continue
                 handler = _Handler(spec, key, self._notify)
                 try:
+                    if self._observer is None:
+                        raise OSError(errno.EMFILE, self.native_error or "inotify unavailable")
                     watch = self._observer.schedule(
                         handler, str(spec.path), recursive=spec.recursive,
                         event_filter=_EVENT_FILTER,
@@ -187,12 +199,12 @@ class Watcher:
             return sum(h.events for _, _, h in self._watches.get(key, {}).values())
 
     def stop(self) -> None:
-        for observer in (self._observer, self._poller):
-            if observer is not None:
-                observer.stop()
-        for observer in (self._observer, self._poller):
-            if observer is not None:
-                observer.join(timeout=5)
+        for obs in (self._observer, self._poller):
+            if obs is not None:
+                obs.stop()
+        for obs in (self._observer, self._poller):
+            if obs is not None:
+                obs.join(timeout=5)
 
 
 class Debouncer:

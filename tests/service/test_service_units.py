@@ -1,0 +1,369 @@
+"""Unit tests of the daemon's parts on real files: the writer lease across processes, the
+job store's restart recovery, vector checkpoints, redaction, the [daemon] config section, the
+inotify-limit fallback and the debouncer."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gitquarry.errors import ConfigError, IndexBusyError, WriterBusyError
+from gitquarry.service.lease import read_holder, writer_lease
+from gitquarry.service.store import Job, StateStore, parse_public_id, public_id
+
+# -- the writer lease -----------------------------------------------------------------------
+
+
+def test_lease_is_exclusive_across_processes_and_names_its_holder(tmp_path: Path) -> None:
+    lock = tmp_path / "index.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+         "from gitquarry.service.lease import writer_lease\n"
+         "with writer_lease(Path(sys.argv[1]), db_path=Path('x'), holder='daemon job-000007'):"
+         "\n    print('held', flush=True); sys.stdin.readline()\n", str(lock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    current = read_holder(lock)
+    assert current is not None and current.holder == "daemon job-000007"
+    assert current.pid == holder.pid
+    seen: list[object] = []
+    started = time.monotonic()
+    with pytest.raises(WriterBusyError) as busy, writer_lease(
+        lock, db_path=tmp_path / "index.db", holder="cli index", wait_s=0.4,
+        on_wait=seen.append,
+    ):
+        pass
+    assert 0.35 <= time.monotonic() - started < 5
+    assert isinstance(busy.value, IndexBusyError) and busy.value.retryable
+    assert f"daemon job-000007 (pid {holder.pid})" in str(busy.value)
+    assert seen == [current]  # told once
+    # released by the holder: the waiter gets it (bounded wait with backoff)
+    threading.Timer(0.3, lambda: holder.communicate("\n")).start()
+    with writer_lease(lock, db_path=tmp_path / "index.db", holder="cli index", wait_s=10) as me:
+        assert read_holder(lock) == me and me.pid == os.getpid()
+    assert read_holder(lock) is None and lock.read_text() == ""
+
+
+def test_lease_released_by_kill_9_and_dead_identity_ignored(tmp_path: Path) -> None:
+    lock = tmp_path / "index.lock"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+         "from gitquarry.service.lease import writer_lease\n"
+         "with writer_lease(Path(sys.argv[1]), db_path=Path('x'), holder='doomed'):\n"
+         "    print('held', flush=True); time.sleep(60)\n", str(lock)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    proc.kill()
+    proc.wait()
+    assert '"doomed"' in lock.read_text()  # left behind, but its process is gone
+    assert read_holder(lock) is None
+    with writer_lease(lock, db_path=tmp_path / "db", holder="next", wait_s=0):
+        pass
+
+
+# -- the job store --------------------------------------------------------------------------
+
+
+def _job(store: StateStore, status: str, target: str = "t1") -> Job:
+    now = time.time()
+    return store.insert(Job(id=0, type="history_index", scope="ws-1", generation=1,
+                            target=target, work_key=f"history_index:ws-1:1:{target}",
+                            params={"workspace": "w"}, status=status, origin="cli",
+                            priority=10, created_at=now, updated_at=now))
+
+
+def test_recovery_reconstructs_cancelled_only_from_an_exactly_matching_tombstone(
+    tmp_path: Path,
+) -> None:
+    store = StateStore(tmp_path / "daemon.db")
+    exact = _job(store, "running")
+    store.write_tombstone(exact)  # the cancel's status write was then lost
+    other = _job(store, "running", target="t2")
+    store.write_tombstone(other)
+    other.target, other.work_key = "t3", "history_index:ws-1:1:t3"  # the job moved on
+    store.update(other)
+    plain = _job(store, "queued")
+    done = _job(store, "succeeded")
+    store.close()
+
+    reopened = StateStore(tmp_path / "daemon.db")
+    interrupted, cancelled = reopened.recover()
+    assert [j.id for j in cancelled] == [exact.id]
+    assert sorted(j.id for j in interrupted) == [other.id, plain.id]
+    statuses = {j.id: j.status for j in reopened.list_jobs()}
+    assert statuses == {exact.id: "cancelled", other.id: "interrupted",
+                        plain.id: "interrupted", done.id: "succeeded"}
+    assert reopened.tombstoned(exact.work_key)
+    assert (public_id(7), parse_public_id("job-000007"), parse_public_id("x")) == (
+        "job-000007", 7, None)
+    assert oct(os.stat(tmp_path / "daemon.db").st_mode & 0o777) == "0o600"
+
+
+def test_state_write_failure_is_typed_and_retryable(tmp_path: Path) -> None:
+    from gitquarry.errors import JobStateWriteError
+
+    store = StateStore(tmp_path / "daemon.db", busy_timeout_s=0.2)
+    job = _job(store, "running")
+    blocker = sqlite3.connect(str(tmp_path / "daemon.db"), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    with pytest.raises(JobStateWriteError) as exc:
+        store.write_tombstone(job)
+    assert exc.value.retryable and exc.value.code == "job_state_write_failed"
+    blocker.execute("ROLLBACK")
+    assert not store.tombstoned(job.work_key)
+    store.write_tombstone(job)
+    assert store.tombstoned(job.work_key)
+
+
+# -- vector checkpoints ---------------------------------------------------------------------
+
+
+def _history_store(tmp_path: Path, commits: int):  # type: ignore[no-untyped-def]
+    from gitquarry.config import load_config
+    from gitquarry.history.indexer import index_workspace
+    from gitquarry.store import open_store
+
+    from .conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", commits=commits)
+    store = open_store(tmp_path / "index.db")
+    index_workspace(repo, store, load_config(None))
+    return store
+
+
+def test_checkpointed_vectors_replay_after_a_failed_write_without_a_provider_call(
+    tmp_path: Path, service_env: dict[str, str]
+) -> None:
+    from gitquarry.embedding.fake import HashingEmbedder
+    from gitquarry.history.embed import embed_pending
+    from gitquarry.service.checkpoint import CheckpointingEmbedder, CheckpointStore
+
+    store = _history_store(tmp_path, 12)
+    checkpoints = CheckpointStore(tmp_path / "checkpoints.db")
+    blocker = sqlite3.connect(str(tmp_path / "index.db"), isolation_level=None)
+
+    class Contended(HashingEmbedder):
+        """Another writer takes the index while the provider computes."""
+
+        def _embed_batch(self, texts: list[str]) -> np.ndarray:
+            out = super()._embed_batch(texts)
+            blocker.execute("BEGIN IMMEDIATE")
+            return out
+
+    first = Contended()
+    wrapped = CheckpointingEmbedder(first, checkpoints, "key-1")
+    store.conn.execute("PRAGMA busy_timeout = 100")
+    with pytest.raises(IndexBusyError):
+        embed_pending(store, wrapped, batch_size=50)
+    blocker.execute("ROLLBACK")
+    assert first.texts_embedded == 12 and wrapped.stats.computed == 12
+    # the retry (a new provider instance, as after a restart) replays all twelve
+    second = HashingEmbedder()
+    replay = CheckpointingEmbedder(second, checkpoints, "key-1")
+    report = embed_pending(store, replay, batch_size=50)
+    assert second.texts_embedded == 0 and second.calls == 0
+    assert replay.stats.replayed == 12 and report.with_vectors == 12
+    # replayed vectors equal freshly computed ones
+    fresh = HashingEmbedder().embed(["alpha beta"])
+    ck = CheckpointingEmbedder(HashingEmbedder(), checkpoints, "k")
+    np.testing.assert_allclose(ck.embed(["alpha beta"]), fresh, rtol=1e-6)
+    # no text is stored: only digests and vectors
+    raw = (tmp_path / "checkpoints.db").read_bytes()
+    assert b"commit number" not in raw and b"alpha beta" not in raw
+
+
+def test_corrupt_checkpoints_are_cache_misses(tmp_path: Path) -> None:
+    from gitquarry.embedding.fake import HashingEmbedder
+    from gitquarry.service.checkpoint import CheckpointingEmbedder, CheckpointStore
+
+    path = tmp_path / "checkpoints.db"
+    checkpoints = CheckpointStore(path)
+    CheckpointingEmbedder(HashingEmbedder(), checkpoints, "k").embed(["one", "two"])
+    conn = sqlite3.connect(str(path))
+    conn.execute("UPDATE vectors SET vector = zeroblob(length(vector))")  # digest mismatch
+    conn.commit()
+    conn.close()
+    inner = HashingEmbedder()
+    again = CheckpointingEmbedder(inner, checkpoints, "k")
+    again.embed(["one", "two"])
+    assert again.stats.corrupt == 2 and inner.texts_embedded == 2
+    checkpoints.close()
+    path.write_bytes(b"this is not a database" * 100)  # an unreadable file
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    inner = HashingEmbedder()
+    fresh = CheckpointingEmbedder(inner, CheckpointStore(path), "k")
+    assert fresh.embed(["one"]).shape == (1, inner.dimensions)
+    assert inner.texts_embedded == 1
+
+
+def test_checkpoint_retention_by_age_orphan_and_bytes(tmp_path: Path) -> None:
+    from gitquarry.embedding.fake import HashingEmbedder
+    from gitquarry.service.checkpoint import CheckpointingEmbedder, CheckpointStore
+
+    checkpoints = CheckpointStore(tmp_path / "checkpoints.db")
+    for key, words in (("old", ["a1", "a2"]), ("live", ["b1", "b2", "b3"]),
+                       ("gone", ["c1"])):
+        CheckpointingEmbedder(HashingEmbedder(), checkpoints, key).embed(words)
+    conn = sqlite3.connect(str(tmp_path / "checkpoints.db"))
+    conn.execute("UPDATE vectors SET created_at = created_at - 8 * 86400 WHERE work_key = 'old'")
+    conn.commit()
+    report = checkpoints.prune(active_work_keys={"live", "old"}, max_bytes=2 * 64 * 4)
+    assert report["aged"] == 2 and report["orphans"] == 1 and report["over_ceiling"] == 1
+    assert report["vector_bytes_before"] == 6 * 64 * 4
+    assert report["vector_bytes_after"] == 2 * 64 * 4
+    assert checkpoints.discard("live") == 2
+
+
+# -- redaction, config ----------------------------------------------------------------------
+
+
+def test_redaction_keeps_refs_and_relative_paths() -> None:
+    from gitquarry.service.redact import redact
+
+    text = ("cannot use the index at /home/ada/src/.gitquarry/index.db: denied; "
+            "see /var/log/x.log. refs/heads/main docs/a.md and/or http://h/p")
+    out = redact(text, {"/home/ada/src": "<workspace src>"})
+    assert out == ("cannot use the index at <workspace src>/.gitquarry/index.db: denied; "
+                   "see <path>. refs/heads/main docs/a.md and/or http://h/p")
+
+
+def test_daemon_section_only_from_the_user_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitquarry.config import load_config
+
+    user = tmp_path / "user.toml"
+    user.write_text("[daemon]\ndebounce_s = 0.5\nreconcile_s = 30\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config = load_config(ws, user_file=user)
+    assert (config.daemon.debounce_s, config.daemon.reconcile_s) == (0.5, 30)
+    (ws / ".gitquarry.toml").write_text("[daemon]\nreconcile_s = 0.1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[daemon\] can only be set in the user"):
+        load_config(ws, user_file=user)
+    user.write_text("[daemon]\ndebounce_s = -1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="debounce_s"):
+        load_config(None, user_file=user)
+
+
+# -- watching -------------------------------------------------------------------------------
+
+
+_LIMIT_PROBE = """
+import json, os, resource, sys, time
+from pathlib import Path
+from gitquarry.service.watcher import Watcher, WatchSpec
+
+mode, root = sys.argv[1], Path(sys.argv[2])
+seen = []
+dirs = [root / f"d{i}" for i in range(6)]
+for d in dirs:
+    d.mkdir()
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if mode == "emfile":  # no descriptor left for the inotify instance (as at max_user_instances)
+    used = {int(fd) for fd in os.listdir("/proc/self/fd")}
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(set(range(len(used) + 2)) - used), hard))
+try:
+    watcher = Watcher(lambda key, kind: seen.append(kind), poll_s=0.2)
+finally:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+watcher.set_watches("ws", [WatchSpec(d, False, "refs", "git") for d in dirs])
+(dirs[-1] / "main").write_text("x")
+deadline = time.monotonic() + 10
+while not seen and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(json.dumps({"mode": watcher.mode("ws"), "warning": watcher.warnings.get("ws"),
+                  "seen": seen}))
+watcher.stop()
+"""
+
+
+def _probe(argv: list[str]) -> dict[str, object]:
+    import json
+
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_inotify_instance_limit_falls_back_to_polling_with_a_warning(tmp_path: Path) -> None:
+    result = _probe([sys.executable, "-c", _LIMIT_PROBE, "emfile", str(tmp_path)])
+    assert result["mode"] == "polling"
+    assert "inotify limit reached" in str(result["warning"])
+    assert set(result["seen"]) == {"git"}  # type: ignore[arg-type]  # changes arrive, polled
+
+
+def test_inotify_watch_limit_falls_back_to_polling_for_the_rest(tmp_path: Path) -> None:
+    import shutil
+
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare(1) to lower the watch limit in a user namespace")
+    probe = subprocess.run(["unshare", "-Ur", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("user namespaces are not available here")
+    # max_user_watches = 3 inside a private user namespace (the machine's limit is untouched)
+    script = (f"echo 3 > /proc/sys/user/max_inotify_watches && exec {sys.executable} -c "
+              "\"$0\" enospc \"$1\"")
+    result = _probe(["unshare", "-Ur", "sh", "-c", script, _LIMIT_PROBE, str(tmp_path)])
+    assert result["mode"] == "mixed"
+    assert "inotify limit reached" in str(result["warning"])
+    assert set(result["seen"]) == {"git"}  # type: ignore[arg-type]
+
+
+def test_watcher_ignores_reads_and_objects_and_sees_ref_writes(tmp_path: Path) -> None:
+    from gitquarry.service.watcher import Watcher, git_watch_specs
+
+    from .conftest import git, make_repo
+
+    repo = make_repo(tmp_path / "r", commits=1)
+    seen: list[str] = []
+    watcher = Watcher(lambda key, kind: seen.append(kind))
+    try:
+        watcher.set_watches("k", git_watch_specs(repo / ".git"))
+        assert watcher.mode("k") == "native"
+        git(repo, "for-each-ref")
+        git(repo, "log", "--oneline")
+        (repo / "other.txt").write_text("x")
+        git(repo, "add", "other.txt")  # .git/index and objects/: not watched
+        time.sleep(0.5)
+        assert seen == []
+        git(repo, "commit", "-q", "-m", "second")
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert seen and set(seen) == {"git"}
+    finally:
+        watcher.stop()
+
+
+def test_debouncer_coalesces_and_bounds_the_delay() -> None:
+    from gitquarry.service.watcher import Debouncer
+
+    fired: list[tuple[str, float]] = []
+    d = Debouncer(lambda key: fired.append((key, time.monotonic())), delay_s=0.15,
+                  max_delay_s=0.6)
+    try:
+        start = time.monotonic()
+        for _ in range(1000):
+            d.touch("a")
+        time.sleep(0.4)
+        assert [k for k, _ in fired] == ["a"]
+        fired.clear()
+        start = time.monotonic()
+        while time.monotonic() - start < 1.0:  # a continuous stream
+            d.touch("b")
+            time.sleep(0.02)
+        assert fired and fired[0][0] == "b" and fired[0][1] - start < 0.9
+    finally:
+        d.stop()
