@@ -8,12 +8,13 @@ from typing import Annotated, Any
 
 import typer
 
-from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdout, warn
+from gitquarry.cli.common import Command, Group, JsonOption, note, out, print_json, printable, warn
 
 daemon_app = typer.Typer(
     name="daemon",
     help="The per-user daemon that watches workspaces and runs indexing jobs.",
     no_args_is_help=True,
+    cls=Group,
 )
 
 
@@ -23,7 +24,7 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-@daemon_app.command("run")
+@daemon_app.command(cls=Command, name="run")
 def run_cmd(
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Also write the log to stderr (e.g. for the journal).")] = False,
@@ -40,13 +41,12 @@ def run_cmd(
     def ready() -> None:
         import os
 
-        stderr.print(f"gitquarry daemon running (pid {os.getpid()}); Ctrl-C stops it.",
-                     highlight=False)
+        note(f"gitquarry daemon running (pid {os.getpid()}); Ctrl-C stops it.")
 
     raise typer.Exit(daemon.run(on_ready=ready))
 
 
-@daemon_app.command("start")
+@daemon_app.command(cls=Command, name="start")
 def start_cmd(as_json: JsonOption = False) -> None:
     """Start the daemon in the background (does nothing when one already runs)."""
     from gitquarry.service.client import start_daemon
@@ -57,10 +57,10 @@ def start_cmd(as_json: JsonOption = False) -> None:
         print_json({"started": started, **info})
         return
     verb = "Started the gitquarry daemon" if started else "The gitquarry daemon is already running"
-    stdout.print(f"{verb} (pid {info['pid']}).", highlight=False)
+    out(f"{verb} (pid {info['pid']}).")
 
 
-@daemon_app.command("stop")
+@daemon_app.command(cls=Command, name="stop")
 def stop_cmd(as_json: JsonOption = False) -> None:
     """Stop the daemon; a running job is left interrupted and resumes at the next start."""
     from gitquarry.service.client import stop_daemon
@@ -69,40 +69,38 @@ def stop_cmd(as_json: JsonOption = False) -> None:
     if as_json:
         print_json({"stopped": pid is not None, "pid": pid})
         return
-    stdout.print(f"Stopped the gitquarry daemon (pid {pid})." if pid
-                 else "No gitquarry daemon was running.", highlight=False)
+    out(f"Stopped the gitquarry daemon (pid {pid})." if pid
+                 else "No gitquarry daemon was running.")
 
 
 def _print_status(data: dict[str, Any]) -> None:
     d = data["daemon"]
-    stdout.print(f"Daemon:  pid {d['pid']}, version {d['version']}, up {d['uptime_s']:.0f} s, "
-                 f"debounce {d['debounce_s']:g} s, reconcile every {d['reconcile_s']:g} s",
-                 highlight=False)
+    out(f"Daemon:  pid {d['pid']}, version {d['version']}, up {d['uptime_s']:.0f} s, "
+                 f"debounce {d['debounce_s']:g} s, reconcile every {d['reconcile_s']:g} s")
     counts = ", ".join(f"{n} {s}" for s, n in sorted(data["jobs"].items())) or "none"
-    stdout.print(f"Jobs:    {counts}; active: {data['active_job'] or '-'}", highlight=False)
+    out(f"Jobs:    {counts}; active: {data['active_job'] or '-'}")
     workspaces = data["workspaces"]
     if not workspaces:
-        stdout.print("Watching nothing; add a workspace with `gitquarry daemon watch PATH`.")
+        out("Watching nothing; add a workspace with `gitquarry daemon watch PATH`.")
     for ws in workspaces:
         state = ws["state"] + (f" ({ws['unavailable_reason']})" if ws["unavailable_reason"]
                                else f", {ws['watch_mode']} watches")
-        stdout.print(f"{ws['workspace_ref']}  {printable(ws['name'])}  {state}", highlight=False)
+        out(f"{ws['workspace_ref']}  {printable(ws['name'])}  {state}")
         if ws.get("watch_warning"):
             warn(f"{ws['name']}: {ws['watch_warning']}")
         writer = ws.get("writer")
         pending = ", ".join(ws["pending_jobs"]) or ("changes settling" if ws["pending_events"]
                                                     else "none")
-        stdout.print(
-            f"  active job {ws['active_job'] or '-'}; pending {pending}; writer "
-            f"{writer['holder'] + ' (pid ' + str(writer['pid']) + ')' if writer else '-'}; "
-            f"next reconcile {_when(ws['next_reconcile_at'])}", highlight=False)
+        who = f"{writer['holder']} (pid {writer['pid']})" if writer else "-"
+        out(f"  active job {ws['active_job'] or '-'}; pending {pending}; writer {who}; "
+            f"next reconcile {_when(ws['next_reconcile_at'])}")
         for repo in ws["repositories"]:
             commit = (repo["last_indexed_commit"] or "-")[:12]
-            stdout.print(f"  {printable(repo['name'])}: last indexed commit {commit} at "
-                         f"{_when(repo['last_indexed_at'])}", highlight=False)
+            out(f"  {printable(repo['name'])}: last indexed commit {commit} at "
+                         f"{_when(repo['last_indexed_at'])}")
 
 
-@daemon_app.command("status")
+@daemon_app.command(cls=Command, name="status")
 def status_cmd(as_json: JsonOption = False) -> None:
     """Show the daemon, its jobs and, per watched repository, the last indexed commit,
     pending work, the active job, the writer and the next reconcile time."""
@@ -115,7 +113,7 @@ def status_cmd(as_json: JsonOption = False) -> None:
         _print_status(data)
 
 
-@daemon_app.command("watch")
+@daemon_app.command(cls=Command, name="watch")
 def watch_cmd(
     path: Annotated[Path, typer.Argument(help="Workspace directory to watch and index.",
                                          file_okay=False, show_default=False)],
@@ -128,9 +126,8 @@ def watch_cmd(
         print_json(result)
         return
     job = result.get("job") or {}
-    stdout.print(f"Watching {printable(result['name'])} ({result['workspace_ref']}); "
-                 f"{job.get('id', 'no job')} {job.get('status', '')}.".rstrip(),
-                 highlight=False)
+    out(f"Watching {printable(result['name'])} ({result['workspace_ref']}); "
+                 f"{job.get('id', 'no job')} {job.get('status', '')}.".rstrip())
 
 
 def watch_workspace(path: Path) -> dict[str, Any]:
@@ -146,7 +143,7 @@ def watch_workspace(path: Path) -> dict[str, Any]:
     return result
 
 
-@daemon_app.command("unwatch")
+@daemon_app.command(cls=Command, name="unwatch")
 def unwatch_cmd(
     workspace: Annotated[str, typer.Argument(help="Workspace ref (ws-…), name or path.")],
     as_json: JsonOption = False,
@@ -161,7 +158,7 @@ def unwatch_cmd(
     if as_json:
         print_json(result)
     else:
-        stdout.print(f"Stopped watching {result['workspace_ref']}.", highlight=False)
+        out(f"Stopped watching {result['workspace_ref']}.")
 
 
 def register(app: typer.Typer) -> None:

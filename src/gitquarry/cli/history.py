@@ -97,8 +97,8 @@ def register(app: typer.Typer) -> None:
 
             result = watch_workspace(workspace.root)
             if not as_json:
-                stderr.print(f"Watching {result['name']} ({result['workspace_ref']}): the "
-                             "daemon keeps it indexed.", highlight=False)
+                note(f"Watching {result['name']} ({result['workspace_ref']}): the "
+                             "daemon keeps it indexed.")
         raise typer.Exit(code)
 
     @app.command("rebuild-index", cls=Command)

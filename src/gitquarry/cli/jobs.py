@@ -7,10 +7,19 @@ from typing import Annotated, Any
 
 import typer
 
-from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdout
+from gitquarry.cli.common import (
+    Command,
+    Group,
+    JsonOption,
+    note,
+    out,
+    print_json,
+    printable,
+    stderr,
+)
 
 jobs_app = typer.Typer(name="jobs", help="List, inspect, follow and cancel daemon jobs.",
-                       no_args_is_help=True)
+                       no_args_is_help=True, cls=Group)
 
 JobIdArg = Annotated[str, typer.Argument(help="Job id, e.g. job-000001.", metavar="JOB_ID")]
 
@@ -48,7 +57,7 @@ def _client() -> Any:
     return connect(wait_for_socket_s=5.0)
 
 
-@jobs_app.command("list")
+@jobs_app.command(cls=Command, name="list")
 def list_cmd(
     status: Annotated[str | None, typer.Option("--status", help="Only jobs in this status.")]
     = None,
@@ -62,12 +71,12 @@ def list_cmd(
         print_json(result)
         return
     if not result["jobs"]:
-        stdout.print("No jobs.")
+        out("No jobs.")
     for job in result["jobs"]:
-        stdout.print(job_line(job), highlight=False)
+        out(job_line(job))
 
 
-@jobs_app.command("show")
+@jobs_app.command(cls=Command, name="show")
 def show_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
     """Show one job: status, attempts, progress, result or error, events."""
     result = _client().call("jobs.show", id=job_id)
@@ -75,19 +84,18 @@ def show_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
         print_json(result)
         return
     job = result["job"]
-    stdout.print(job_line(job), highlight=False)
-    stdout.print(f"  origin {job['origin']}, attempts {job['attempts']}, runs {job['runs']}, "
+    out(job_line(job))
+    out(f"  origin {job['origin']}, attempts {job['attempts']}, runs {job['runs']}, "
                  f"coalesced {job['coalesced']}, started {_when(job['started_at'])}, "
-                 f"finished {_when(job['finished_at'])}", highlight=False)
+                 f"finished {_when(job['finished_at'])}")
     if job.get("waiting_for"):
-        stdout.print(f"  waiting for the writer lease: {job['waiting_for']}", highlight=False)
+        out(f"  waiting for the writer lease: {job['waiting_for']}")
     if job.get("result"):
         import json
 
-        stdout.print("  result: " + printable(json.dumps(job["result"], ensure_ascii=False)),
-                     highlight=False)
+        out("  result: " + json.dumps(job["result"], ensure_ascii=False))
     for event in result.get("events") or []:
-        stdout.print(printable(f"  event {event['kind']}: {event['data']}"), highlight=False)
+        out(printable(f"  event {event['kind']}: {event['data']}"))
 
 
 def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
@@ -117,24 +125,24 @@ def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
                 if payload.get("final"):
                     final = payload["result"]
     except KeyboardInterrupt:
-        stderr.print(f"Detached; {job_id} goes on in the daemon. Re-attach with "
-                     f"`gitquarry jobs attach {job_id}`.", highlight=False)
+        note(f"Detached; {job_id} goes on in the daemon. Re-attach with "
+                     f"`gitquarry jobs attach {job_id}`.")
         return 130
     assert final is not None
     job = final["job"]
     if as_json:
         print_json(final)
     else:
-        stdout.print(job_line(job), highlight=False)
+        out(job_line(job))
         if not final["finished"]:
-            stderr.print(f"{job_id} is still {job['status']}; re-attach with `gitquarry jobs "
-                         f"attach {job_id}`.", highlight=False)
+            note(f"{job_id} is still {job['status']}; re-attach with `gitquarry jobs "
+                         f"attach {job_id}`.")
     if not final["finished"]:
         return 0
     return 0 if job["status"] == "succeeded" else 1
 
 
-@jobs_app.command("attach")
+@jobs_app.command(cls=Command, name="attach")
 def attach_cmd(
     job_id: JobIdArg,
     timeout: Annotated[float | None, typer.Option(
@@ -146,7 +154,7 @@ def attach_cmd(
     raise typer.Exit(attach(job_id, as_json=as_json, timeout_s=timeout))
 
 
-@jobs_app.command("cancel")
+@jobs_app.command(cls=Command, name="cancel")
 def cancel_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
     """Cancel a job; acknowledged once the cancellation is durably recorded."""
     result = _client().call("jobs.cancel", id=job_id)
@@ -155,9 +163,9 @@ def cancel_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
         return
     job = result["job"]
     if result["already_finished"]:
-        stdout.print(f"{job['id']} had already finished ({job['status']}).", highlight=False)
+        out(f"{job['id']} had already finished ({job['status']}).")
     else:
-        stdout.print(f"Cancelled {job['id']}.", highlight=False)
+        out(f"Cancelled {job['id']}.")
 
 
 def register(app: typer.Typer) -> None:
