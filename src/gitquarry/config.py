@@ -158,7 +158,8 @@ class ConfigWarning:
 
 @dataclass
 class DaemonConfig:
-    """``[daemon]`` (user config only: a workspace's ``.gitquarry.toml`` may not set it).
+    """``[daemon]``: read from the user's own file only; a workspace's ``.gitquarry.toml``
+    setting it is refused with a warning, even when the workspace is trusted.
 
     Times are seconds. See docs/daemon.md."""
 

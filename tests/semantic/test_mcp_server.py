@@ -57,6 +57,9 @@ RESULT_FIELDS = {
 Session = Callable[[ClientSession], Awaitable[Any]]
 
 #: the repository-docs tools the same server also serves (tests in tests/repo_docs)
+#: the daemon's job tools (tests/service covers them)
+JOB_TOOLS = {"service_jobs_list", "service_job_status", "service_job_attach",
+             "service_job_cancel"}
 REPO_DOCS_TOOLS = {
     "repository_docs_sources", "repository_docs_policy", "repository_docs_plan",
     "repository_docs_status", "repository_docs_search",
@@ -116,7 +119,7 @@ def test_lists_both_tools_with_the_seed_schema(
         return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in with_server(project, body, tmp_path)}
-    assert set(tools) == {"search_git_history", "search"} | REPO_DOCS_TOOLS
+    assert set(tools) == {"search_git_history", "search"} | REPO_DOCS_TOOLS | JOB_TOOLS
     assert tools["search_git_history"].input_schema == SEED_INPUT_SCHEMA
     assert tools["search_git_history"].description
     assert tools["search"].input_schema["required"] == ["query"]
@@ -218,7 +221,7 @@ def test_workspace_without_index_is_a_tool_error_naming_gitquarry_index(
         return tools, first, second
 
     tools, first, second = with_server(workspace_dir, body, tmp_path)
-    assert {t.name for t in tools} == {"search_git_history", "search"} | REPO_DOCS_TOOLS
+    assert {t.name for t in tools} == {"search_git_history", "search"} | REPO_DOCS_TOOLS | JOB_TOOLS
     for result in (first, second):
         assert result.is_error
         assert "gitquarry index" in result.content[0].text

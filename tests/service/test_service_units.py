@@ -250,8 +250,13 @@ def test_daemon_section_only_from_the_user_config(
     config = load_config(ws, user_file=user)
     assert (config.daemon.debounce_s, config.daemon.reconcile_s) == (0.5, 30)
     (ws / ".gitquarry.toml").write_text("[daemon]\nreconcile_s = 0.1\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"\[daemon\] can only be set in the user"):
-        load_config(ws, user_file=user)
+    for trust in ("", f"[trust]\nworkspaces = [{str(ws)!r}]\n"):
+        # refused even from a workspace the user trusts: one daemon serves every workspace
+        user.write_text("[daemon]\ndebounce_s = 0.5\nreconcile_s = 30\n" + trust,
+                        encoding="utf-8")
+        config = load_config(ws, user_file=user)
+        assert config.daemon.reconcile_s == 30
+        assert any("[daemon] reconcile_s" in w.keys for w in config.warnings)
     user.write_text("[daemon]\ndebounce_s = -1\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="debounce_s"):
         load_config(None, user_file=user)
@@ -367,3 +372,56 @@ def test_debouncer_coalesces_and_bounds_the_delay() -> None:
         assert fired and fired[0][0] == "b" and fired[0][1] - start < 0.9
     finally:
         d.stop()
+
+
+def test_every_daemon_key_is_read(
+    service_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like tests/surfaces' schema walk: run a daemon (in this process) through watching,
+    indexing, a failure with retry and a foreground index, and fail for any ``[daemon]`` key
+    no code outside range validation reads."""
+    import dataclasses
+    import shutil
+
+    from gitquarry.cli.index_run import run_index
+    from gitquarry.config import DaemonConfig, load_config
+    from gitquarry.service.daemon import Daemon
+    from gitquarry.workspace import Workspace
+
+    from .conftest import Api, commit, make_repo
+
+    keys = {f.name for f in dataclasses.fields(DaemonConfig)}
+    reads: set[str] = set()
+    original = DaemonConfig.__getattribute__
+
+    def tracked(self: object, name: str) -> object:
+        if name in keys:
+            caller = sys._getframe(1).f_code
+            if caller.co_name != "_validate" and not caller.co_filename.endswith(
+                "dataclasses.py"
+            ):
+                reads.add(name)
+        return original(self, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DaemonConfig, "__getattribute__", tracked)
+    daemon = Daemon()
+    ready = threading.Event()
+    thread = threading.Thread(target=daemon.run, kwargs={"on_ready": ready.set}, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    api = Api()
+    try:
+        repo = make_repo(tmp_path / "r", commits=2)
+        job = api.call("watch", path=str(repo))["job"]
+        assert api.wait_done(job["id"])["status"] == "succeeded"
+        commit(repo, "more")
+        api.wait_for(lambda: len(api.jobs()) >= 2, what="a watched commit's job")
+        shutil.rmtree(repo)
+        api.wait_for(lambda: api.jobs(status="failed"), what="a failed job")
+        other = make_repo(tmp_path / "other", commits=1)
+        assert run_index(Workspace(root=other, config=load_config(other)), embed=False,
+                         quiet=True, as_json=True) == 0
+    finally:
+        daemon.stop()
+        thread.join(30)
+    assert reads == keys, f"[daemon] keys no code reads: {sorted(keys - reads)}"

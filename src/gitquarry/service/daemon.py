@@ -208,6 +208,7 @@ class Daemon:
         finally:
             lock.release()
             logging.getLogger("gitquarry").removeHandler(handler)
+            logging.getLogger("gitquarry").propagate = True
             handler.close()
         return 0
 
