@@ -71,8 +71,21 @@ def test_cli_index_and_daemon_take_turns_on_the_writer_lease(
     daemon.start()
     job_id = api.call("watch", path=str(repo))["job"]["id"]
     api.wait_job(job_id, _running_with_progress, timeout=60)
-    # the foreground run waits for the daemon's lease, then finds everything indexed
-    _out, err = cli.communicate("go\n", timeout=300)
+    # the daemon is frozen mid-job (holding the lease) while the foreground run starts: it
+    # waits for the lease, naming the holder, then finds everything indexed
+    daemon.proc.send_signal(signal.SIGSTOP)
+    try:
+        assert cli.stdin is not None and cli.stderr is not None
+        cli.stdin.write("go\n")
+        cli.stdin.close()
+        first = cli.stderr.readline()
+        while first and "Waiting for the index's writer lease" not in first:
+            first = cli.stderr.readline()
+    finally:
+        daemon.proc.send_signal(signal.SIGCONT)
+    rest = cli.stderr.read()
+    cli.wait(300)
+    err = first + rest
     assert cli.returncode == 0, err
     assert f"held by daemon {job_id}" in err
     assert api.wait_done(job_id)["status"] == "succeeded"
