@@ -108,9 +108,9 @@ def test_empty_query_runs_no_sql(indexed: Store) -> None:
 
 
 def test_escape_quotes_each_word() -> None:
-    assert fts5_match_expression("mcp-server status") == '"mcp-server" "status"'
+    assert fts5_match_expression("mcp-server status") == '"mcp-server" AND "status"'
     assert fts5_match_expression("  ") == ""
-    assert fts5_match_expression('say "hi"') == '"say" """hi"""'
+    assert fts5_match_expression('say "hi"') == '"say" AND """hi"""'
     assert fts5_match_expression('a"b') == '"a""b"'
 
 

@@ -99,7 +99,7 @@ def test_empty_query_gives_empty_results_and_warning(corpus, indexer, query):
 
 
 def test_match_expression_quotes_every_word():
-    assert fts5_match_expression('NEAR(a b "c" *') == '"NEAR(a" "b" """c"""'
+    assert fts5_match_expression('NEAR(a b "c" *') == '"NEAR(a" AND "b" AND """c"""'
     assert fts5_match_expression("x y", "OR") == '"x" OR "y"'
     assert fts5_match_expression("* -- ()") == ""
 

@@ -254,3 +254,14 @@ def test_cache_holds_no_document_text(service: RepoDocsService, registered: Sele
     raw = b"".join(p.read_bytes() for p in db.parent.iterdir() if p.is_file())
     assert b"gunicorn" not in raw and b"worker_connections" not in raw
     assert ".gitquarry/" in (docs_repo.path / ".git/info/exclude").read_text()
+
+
+def test_camel_case_query_words_work_in_both_passes(service: RepoDocsService,
+                                                    make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo({"docs/e.md": "# Errors\n\nRaise BadParameter from a callback.\n",
+                      "docs/f.md": "# Other\n\nNothing here.\n"})
+    service.register("o/r", repo.path)
+    r = service.search(Selector("o/r"), "raise BadParameter", mode="fulltext")
+    assert [h["citation"]["path"] for h in r["hits"]] == ["docs/e.md"]
+    r = service.search(Selector("o/r"), "raise Bad parameter value nothing", mode="fulltext")
+    assert set(paths(r)) == {"docs/e.md", "docs/f.md"}

@@ -80,7 +80,7 @@ def quote_fts5_terms(query: str) -> list[str]:
 def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") -> str:
     """Return a safe FTS5 MATCH expression for ``query``, or ``""`` when nothing is searchable.
 
-    ``operator="AND"`` (FTS5's implicit AND, written as a space) requires every word;
+    ``operator="AND"`` requires every word (written as an explicit ``AND``);
     ``operator="OR"`` matches any word and leaves ranking to BM25, which favours rows that hold
     more of the words. An empty result means the caller must not run the query and should
     return no rows.
@@ -88,5 +88,7 @@ def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") ->
     terms = quote_fts5_terms(query)
     if not terms:
         return ""
-    joiner = " " if operator == "AND" else " OR "
+    # explicit AND: FTS5 refuses an implicit AND next to a parenthesised group
+    # ('"raise" ("BadParameter" OR "Bad Parameter")' is a syntax error)
+    joiner = " AND " if operator == "AND" else " OR "
     return joiner.join(terms)
