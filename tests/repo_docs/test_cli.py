@@ -34,7 +34,7 @@ def test_register_plan_index_search_status(capsys: pytest.CaptureFixture[str],
     assert out.splitlines()[0].startswith(" 1. docs/deploy.md:1-")
     assert "Deployment" in out.splitlines()[0]
     assert "no embedding provider" in err  # hybrid requested, fulltext used, said so
-    code, out, _ = run(capsys, "repo-docs", "index", "--json")
+    code, out, _ = run(capsys, "repo-docs", "index", "--foreground", "--json")
     data = json.loads(out)
     assert code == 0 and data["state"] == "ready" and data["eligible_files"] == 3
     code, out, _ = run(capsys, "repo-docs", "status")

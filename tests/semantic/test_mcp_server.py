@@ -59,7 +59,7 @@ Session = Callable[[ClientSession], Awaitable[Any]]
 #: the repository-docs tools the same server also serves (tests in tests/repo_docs)
 #: the daemon's job tools (tests/service covers them)
 JOB_TOOLS = {"service_jobs_list", "service_job_status", "service_job_attach",
-             "service_job_cancel"}
+             "service_job_cancel", "repository_docs_index"}
 REPO_DOCS_TOOLS = {
     "repository_docs_sources", "repository_docs_policy", "repository_docs_plan",
     "repository_docs_status", "repository_docs_search",

@@ -66,6 +66,7 @@ def service_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dic
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GITQUARRY_DEBUG", "GITQUARRY_LOG"):
         monkeypatch.delenv(key, raising=False)
     yield dict(os.environ)
+    stop_autostarted()
     shutil.rmtree(runtime, ignore_errors=True)
 
 
@@ -256,6 +257,20 @@ class DaemonProcess:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
+        stop_autostarted()
+
+
+def stop_autostarted() -> None:
+    """Stop a daemon a command under test started in the background (this user's lock)."""
+    from gitquarry.service.client import daemon_lock_info
+
+    info = daemon_lock_info()
+    if info and info.get("pid"):
+        pid = int(info["pid"])
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while daemon_lock_info() is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 @pytest.fixture

@@ -168,5 +168,35 @@ def cancel_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
         out(f"Cancelled {job['id']}.")
 
 
+def submit_docs_index(selector: dict[str, Any], *, revision: str | None,
+                      include_worktree: bool, detach: bool, quiet: bool,
+                      as_json: bool) -> int:
+    """``repo-docs index`` through the daemon: submit (starting the daemon if needed), then
+    follow the job unless ``detach``. Returns the exit code.
+
+    :raises DaemonUnavailableError: no daemon can run here (says to use --foreground).
+    """
+    from gitquarry.errors import DaemonUnavailableError
+    from gitquarry.service.client import start_daemon
+
+    try:
+        client, _ = start_daemon()
+    except DaemonUnavailableError as exc:
+        raise DaemonUnavailableError(
+            f"{exc.reason}; run `gitquarry repo-docs index --foreground` to index in this "
+            "process") from exc
+    result = client.call("docs.submit", **selector, revision=revision,
+                         include_worktree=include_worktree)
+    job = result["job"]
+    if detach:
+        if as_json:
+            print_json(result)
+        else:
+            out(f"Submitted {job['id']} ({job['status']}); follow it with `gitquarry jobs "
+                f"attach {job['id']}`.")
+        return 0
+    return attach(job["id"], as_json=as_json, quiet=quiet)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(jobs_app, name="jobs")

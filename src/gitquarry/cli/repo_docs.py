@@ -181,11 +181,27 @@ def index_cmd(repo: RepoOption = None, registration_id: RegistrationOption = Non
               revision: RevisionOption = None, include_worktree: WorktreeOption = False,
               quiet: Annotated[bool, typer.Option("--quiet", "-q",
                                                   help="No progress output.")] = False,
+              detach: Annotated[bool, typer.Option(
+                  "--detach", help="Submit the daemon job and print its id; do not wait.")]
+              = False,
+              foreground: Annotated[bool, typer.Option(
+                  "--foreground", help="Index in this process instead of the daemon.")]
+              = False,
               json_output: JsonOption = False) -> None:
-    """Build the revision set for a revision (chunk locators and vectors, no document text).
-    Resumable: an interrupted run continues where it stopped."""
+    """Build the revision set for a revision (chunk locators and vectors, no document text)
+    as a daemon job (started if none runs) and follow it; Ctrl-C detaches. Resumable: an
+    interrupted run continues where it stopped."""
     from gitquarry.cli.progress import RichProgress
     from gitquarry.repo_docs.indexer import IndexProgress
+
+    if not foreground:
+        from gitquarry.cli.jobs import submit_docs_index
+
+        raise typer.Exit(submit_docs_index(
+            {"repo": repo, "registration_id": registration_id,
+             "source_registration_id": source_id, "source_registration_generation": generation},
+            revision=revision, include_worktree=include_worktree, detach=detach,
+            quiet=quiet, as_json=json_output))
 
     with _service() as service, RichProgress(quiet=quiet or json_output) as bar:
         state: dict[str, Any] = {"phase": "", "done": 0}

@@ -197,10 +197,12 @@ def shallow_commits(git_dir: Path) -> set[str]:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
-def head_commit(git_dir: Path) -> str | None:
-    """The commit HEAD points at in the repository whose git dir is ``git_dir``; None for an
-    unborn branch, a detached HEAD at a non-commit, or a repository git cannot read."""
-    proc = run_git(git_dir, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], check=False)
+def head_commit(git_dir: Path, revision: str = "HEAD") -> str | None:
+    """The commit ``revision`` (default HEAD) names in the repository whose git dir is
+    ``git_dir``; None for an unborn branch, a name that is no commit, or a repository git
+    cannot read. ``revision`` is passed after ``--end-of-options`` (never an option)."""
+    proc = run_git(git_dir, ["rev-parse", "--verify", "--quiet", "--end-of-options",
+                             f"{revision}^{{commit}}"], check=False)
     if proc.returncode != 0:
         return None
     text = proc.stdout.decode("ascii", "replace").strip()

@@ -1,4 +1,5 @@
-"""MCP tools over the daemon's jobs: ``service_jobs_list``, ``service_job_status``,
+"""MCP tools over the daemon's jobs: ``repository_docs_index`` (submits a revision-set job,
+starting the daemon when none runs), ``service_jobs_list``, ``service_job_status``,
 ``service_job_attach``, ``service_job_cancel``.
 
 Each tool asks the per-user daemon over its socket and returns its answer as one JSON text
@@ -47,7 +48,7 @@ JobId = Annotated[str, Field(strict=True, min_length=1, max_length=32,
 
 
 def register(server: MCPServer) -> None:
-    """Add the four service-job tools to ``server``."""
+    """Add ``repository_docs_index`` and the four service-job tools to ``server``."""
 
     def service_jobs_list(
         status: Annotated[str | None, Field(
@@ -83,6 +84,39 @@ def register(server: MCPServer) -> None:
     def service_job_cancel(job_id: JobId) -> CallToolResult:
         return _result(_call("jobs.cancel", id=job_id))
 
+    def repository_docs_index(
+        repo_id: Annotated[str | None, Field(
+            strict=True, max_length=200,
+            description="Repository name (e.g. owner/repo); optional with one registration.")]
+        = None,
+        registration_id: Annotated[str | None, Field(strict=True, max_length=100)] = None,
+        source_registration_id: Annotated[str | None, Field(strict=True, max_length=100)]
+        = None,
+        source_registration_generation: Annotated[int | None, Field(strict=True, ge=1)]
+        = None,
+        revision: Annotated[str | None, Field(
+            strict=True, max_length=256, description="Any revision; default HEAD.")] = None,
+        include_worktree: Annotated[bool, Field(
+            strict=True, description="Include tracked worktree changes (an overlay set).")]
+        = False,
+    ) -> CallToolResult:
+        from gitquarry.service.client import start_daemon
+
+        try:
+            client, _ = start_daemon()
+            result: dict[str, Any] = client.call(
+                "docs.submit", repo=repo_id, registration_id=registration_id,
+                source_registration_id=source_registration_id,
+                source_registration_generation=source_registration_generation,
+                revision=revision, include_worktree=include_worktree, origin="mcp")
+        except GitquarryError as exc:
+            raise ToolError(f"{exc.code}: {exc}") from exc
+        return _result(result)
+
+    server.add_tool(repository_docs_index, name="repository_docs_index", description=(
+        "Build the repository-docs revision set for a revision (default HEAD) as a daemon "
+        "job; returns {job}. Follow it with service_job_attach. Pass the three-field "
+        "selector from repository_docs_sources when several authorities are registered."))
     server.add_tool(service_jobs_list, name="service_jobs_list", description=(
         "List the gitquarry daemon's indexing jobs, newest first: id, type, status, "
         "workspace, attempts, progress, result or typed error."))

@@ -250,6 +250,9 @@ class Coordinator:
             log.warning("%s: %s", ref, exc)
 
     def reconcile_all(self) -> None:
+        from gitquarry.service.docs_jobs import reconcile_docs
+
+        reconcile_docs(self.daemon)  # registered docs sources: a set job per new HEAD
         for ws in self.daemon.state.workspaces():
             try:
                 self._sync(ws)

@@ -327,6 +327,21 @@ class Daemon:
         assert job is not None
         return {"job": job.to_public()}
 
+    def op_docs_submit(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Submit (or join) the repository-docs revision-set job for a registry selector:
+        ``repo``, optional ``registration_id``/``source_registration_id``/
+        ``source_registration_generation``, ``revision``, ``include_worktree``."""
+        from gitquarry.service.docs_jobs import submit_docs_job
+
+        revision = args.get("revision")
+        if revision is not None and not isinstance(revision, str):
+            raise InvalidArgumentError("revision", "must be a string")
+        job = submit_docs_job(self, args, revision=revision,
+                              include_worktree=bool(args.get("include_worktree")),
+                              origin=str(args.get("origin") or "cli"))
+        assert job is not None
+        return {"job": job.to_public()}
+
     def op_reconcile(self, args: dict[str, Any]) -> dict[str, Any]:
         self.coordinator.request_reconcile()
         return {"requested": True}
@@ -402,6 +417,7 @@ _OPS = {
     "unwatch": Daemon.op_unwatch,
     "submit": Daemon.op_submit,
     "reconcile": Daemon.op_reconcile,
+    "docs.submit": Daemon.op_docs_submit,
     "jobs.list": Daemon.op_jobs_list,
     "jobs.show": Daemon.op_jobs_show,
     "jobs.cancel": Daemon.op_jobs_cancel,

@@ -8,9 +8,10 @@ through ``ctx.progress`` (the indexer's ``Progress`` protocol) and is stopped co
 ``JobStop`` when the job was cancelled, the daemon is shutting down, or a more urgent job is
 waiting and this one said it may yield.
 
-Built-in types (``service.job_types``): ``history_index``, ``history_embed``,
-``graph_reindex``. Their work key is (type, workspace ref, registration generation, target);
-the target names the exact work (a fingerprint of the refs being indexed).
+Built-in types: ``history_index``, ``history_embed``, ``graph_reindex``
+(``service.job_types``) and ``repo_docs_index`` (``service.docs_jobs``). A work key is
+(type, scope, registration generation, target); the target names the exact work (a
+fingerprint of the refs being indexed, the commit of a revision set).
 """
 
 from __future__ import annotations
@@ -66,15 +67,18 @@ def register_job_type(job_type: JobType, *, replace: bool = False) -> None:
 
 def job_type(name: str) -> JobType:
     """:raises KeyError: unknown type."""
-    from gitquarry.service import job_types  # noqa: F401 - registers the built-in types
-
+    _load_builtin()
     return _JOB_TYPES[name]
 
 
 def job_type_names() -> list[str]:
-    from gitquarry.service import job_types  # noqa: F401
-
+    _load_builtin()
     return sorted(_JOB_TYPES)
+
+
+def _load_builtin() -> None:
+    """Register the built-in types (through the same hook as any other)."""
+    from gitquarry.service import docs_jobs, job_types  # noqa: F401
 
 
 def work_key(type_: str, scope: str, generation: int, target: str) -> str:

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from gitquarry.errors import (
     GitquarryError,
+    IndexBusyError,
     JobNotFoundError,
     JobSnapshotWriteError,
     JobStateWriteError,
     StorageFullError,
-    WriterBusyError,
 )
 from gitquarry.service.jobs import JobContext, JobStop, job_type, work_key
 from gitquarry.service.store import ACTIVE, Job
@@ -113,7 +113,8 @@ class Runner:
     # -- submission ------------------------------------------------------------------------
 
     def submit(self, type_: str, scope: str, *, origin: str, target: str | None = None,
-               params: dict[str, Any] | None = None) -> Job | None:
+               params: dict[str, Any] | None = None, generation: int | None = None,
+               name: str | None = None) -> Job | None:
         """Submit work; returns the job that will do it, or None when an automatic request
         was dropped (tombstoned or already done).
 
@@ -121,12 +122,15 @@ class Runner:
         :raises WorkspaceUnavailableError: computing the target needs the workspace.
         """
         jt = job_type(type_)
-        generation = self.daemon.coordinator.generation(scope)
+        if generation is None:  # a workspace scope
+            generation = self.daemon.coordinator.generation(scope)
+            params = {"workspace": self.daemon.coordinator.name(scope), **(params or {})}
+        else:
+            params = {"workspace": name or scope, **(params or {})}
         if target is None:
             target = jt.target(self.daemon, scope) if jt.target is not None else ""
         key = work_key(type_, scope, generation, target)
         auto = origin in AUTO_ORIGINS
-        params = {"workspace": self.daemon.coordinator.name(scope), **(params or {})}
         with self._submit_lock, self._cond:
             if auto and self.state.tombstoned(key):
                 return None
@@ -239,23 +243,25 @@ class Runner:
         except JobStop as stop:
             self._stopped(job, stop.reason)
             return
-        except WriterBusyError as exc:
+        except IndexBusyError as exc:  # the writer lease (or a docs cache) is held
             job.status = "queued"
             job.not_before = time.time() + CONTENTION_RETRY_S
-            job.waiting_for = exc.holder or "another writer"
+            job.waiting_for = getattr(exc, "holder", "") or "another writer"
             job.progress["note"] = f"waiting for the writer lease ({job.waiting_for})"
             self._final(job, f"{job.public_id} re-queued: writer busy ({job.waiting_for})")
             return
         except Exception as exc:
             self._failed(job, exc)
             return
-        job.status = "succeeded"
+        job.status = "superseded" if result.pop("job_status", None) == "superseded" \
+            else "succeeded"
         job.finished_at = time.time()
         job.result = self.daemon.redact_payload(result)
         job.error = None
         job.progress.pop("note", None)
-        self._final(job, f"{job.public_id} succeeded")
-        self._supersede_older(job)
+        self._final(job, f"{job.public_id} {job.status}")
+        if job.status == "succeeded":
+            self._supersede_older(job)
 
     def _stopped(self, job: Job, reason: str) -> None:
         if reason == "cancelled":

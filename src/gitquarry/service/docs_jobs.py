@@ -1,0 +1,294 @@
+"""Repository-docs revision-set jobs and their retention (GC).
+
+Job type ``repo_docs_index``: scope = the source registration id (opaque), generation = its
+source registration generation, target = the commit the requested revision names (plus the
+overlay flag and the embedding configuration), so equivalent requests coalesce and a new
+HEAD is new work. The job runs ``repo_docs.indexer.index_revision_set`` pinned to that
+commit, with progress and cooperative cancel; the indexer's own vector-only checkpoints
+replay vectors after writer contention. A set published ``superseded`` (the worktree changed
+while indexing an overlay) makes the job ``superseded``.
+
+After each successful index, ``collect_garbage`` applies retention to that docs cache, per
+identity (git store, policy, chunk policy, namespace): at most 8 committed ready sets and
+none older than 30 days; overlays 24 h; non-ready terminal sets 7 days; then, while the
+vectors exceed the ceiling (512 MiB, ``GITQUARRY_REPO_DOC_VECTOR_BYTES``), the oldest sets
+first. Always kept: the newest ready set of each identity, the set just built, and sets
+still building. Chunks, vectors and chunking records no kept set references are deleted;
+checkpoint files of deleted sets, or older than 7 days, too. GC is skipped while another
+writer holds the cache. Searches already holding a set's snapshot are unaffected: they
+loaded it in one read transaction, and citations hydrate from Git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitquarry.errors import GitquarryError, IndexBusyError, IndexCancelledError
+from gitquarry.service.jobs import JobContext, JobStop, JobType, register_job_type
+
+if TYPE_CHECKING:
+    from gitquarry.repo_docs.registry import Binding
+
+REPO_DOCS_INDEX = "repo_docs_index"
+MAX_SETS_PER_IDENTITY = 8
+MAX_SET_AGE_S = 30 * 86_400
+OVERLAY_AGE_S = 86_400
+NON_READY_AGE_S = 7 * 86_400
+CHECKPOINT_AGE_S = 7 * 86_400
+DEFAULT_VECTOR_BYTES = 512 * 1024 * 1024
+VECTOR_BYTES_ENV = "GITQUARRY_REPO_DOC_VECTOR_BYTES"
+
+
+def vector_byte_ceiling() -> int:
+    """``GITQUARRY_REPO_DOC_VECTOR_BYTES`` when a positive integer, else 512 MiB."""
+    raw = os.environ.get(VECTOR_BYTES_ENV, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_VECTOR_BYTES
+
+
+def binding_for(params: dict[str, Any]) -> Binding:
+    """The registry binding a job names (its exact three-field selector).
+
+    :raises RepoDocsStaleGenerationError, RepoDocsNotRegisteredError: as the registry."""
+    from gitquarry.repo_docs.registry import Registry, Selector
+
+    return Registry().resolve(Selector(
+        params["repository"], params["registration_id"], params["source_registration_id"],
+        int(params["source_registration_generation"]),
+    ))
+
+
+def docs_target(binding: Binding, revision: str | None, include_worktree: bool) -> str:
+    """The work's identity: the commit the revision names (+ overlay flag + embedding)."""
+    from gitquarry.config import load_config
+    from gitquarry.errors import RevisionNotFoundError
+    from gitquarry.gitio.refs import head_commit
+    from gitquarry.repo_docs.revision import git_dir_of
+
+    git_dir, _ = git_dir_of(binding)
+    commit = head_commit(git_dir, revision or "HEAD")
+    if commit is None:
+        raise RevisionNotFoundError(revision or "HEAD")
+    emb = load_config(None).embedding
+    extra = hashlib.sha256(f"{emb.provider}|{emb.model}|{emb.url}".encode()).hexdigest()[:12]
+    return f"{commit}:{'worktree' if include_worktree else 'git'}:{extra}"
+
+
+def run_repo_docs_index(ctx: JobContext) -> dict[str, Any]:
+    from gitquarry.config import load_config
+    from gitquarry.repo_docs.indexer import IndexProgress, cache_dir_for, index_revision_set
+
+    params = ctx.job.params
+    binding = binding_for(params)
+    config = load_config(None)
+    commit = ctx.job.target.split(":", 1)[0]
+
+    def progress(event: IndexProgress) -> None:
+        ctx.set_progress(phase=event.phase, done=event.done, total=event.total or None)
+
+    try:
+        result = index_revision_set(
+            binding, config, revision=commit,
+            include_worktree=bool(params.get("include_worktree")),
+            progress=progress, should_cancel=ctx.stop_event.is_set,
+        )
+    except IndexCancelledError:
+        raise JobStop(ctx.stop_reason or "cancelled") from None
+    data = result.to_dict()
+    if result.state == "superseded":
+        data["job_status"] = "superseded"
+        return data
+    cache_dir = cache_dir_for(binding, config)
+    gc = collect_garbage(cache_dir, keep_set=result.revision_set_id)
+    ctx.event("gc", **gc.to_dict())
+    data["gc"] = gc.to_dict()
+    return data
+
+
+@dataclass
+class GcReport:
+    """What one retention pass deleted. ``skipped`` names why nothing was done."""
+
+    deleted_sets: int = 0
+    deleted_chunks: int = 0
+    deleted_vectors: int = 0
+    vector_bytes_before: int = 0
+    vector_bytes_after: int = 0
+    deleted_checkpoints: int = 0
+    ceiling_bytes: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def collect_garbage(cache_dir: Path, *, keep_set: str | None = None,
+                    now: float | None = None, ceiling: int | None = None) -> GcReport:
+    """Apply the retention rules (module docstring) to the docs cache in ``cache_dir``."""
+    from gitquarry.repo_docs.cache import DB_NAME, DocsCache
+    from gitquarry.repo_docs.indexer import writer_lock
+
+    report = GcReport(ceiling_bytes=ceiling or vector_byte_ceiling())
+    now = time.time() if now is None else now
+    if not (cache_dir / DB_NAME).is_file():
+        report.skipped = "no docs cache"
+        return report
+    try:
+        with writer_lock(cache_dir), DocsCache(cache_dir / DB_NAME) as cache:
+            _collect(cache.store, report, keep_set, now)
+    except IndexBusyError:
+        report.skipped = "writer contended"
+        return report
+    _prune_checkpoints(cache_dir, cache_dir / DB_NAME, report, now)
+    return report
+
+
+def _vector_bytes(conn: Any) -> int:
+    return int(conn.execute("SELECT coalesce(sum(length(vector)), 0) FROM vectors").fetchone()[0])
+
+
+def _collect(store: Any, report: GcReport, keep_set: str | None, now: float) -> None:
+    conn = store.conn
+    rows = [dict(r) for r in conn.execute(
+        "SELECT set_id, git_store_ref, policy_hash, chunk_policy, namespace_key, overlay_digest, "
+        "state, created_at, updated_at, coalesce(completed_at, updated_at) AS done_at "
+        "FROM revision_sets")]
+    report.vector_bytes_before = _vector_bytes(conn)
+    protected: set[str] = {keep_set} if keep_set else set()
+    by_identity: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["state"] == "building":
+            protected.add(r["set_id"])
+        key = (r["git_store_ref"], r["policy_hash"], r["chunk_policy"], r["namespace_key"])
+        by_identity.setdefault(key, []).append(r)
+    doomed: dict[str, str] = {}
+    for sets in by_identity.values():
+        ready = sorted((r for r in sets if r["state"] == "ready" and not r["overlay_digest"]),
+                       key=lambda r: (r["done_at"], r["set_id"]), reverse=True)
+        if ready:
+            protected.add(ready[0]["set_id"])
+        for n, r in enumerate(ready):
+            if n >= MAX_SETS_PER_IDENTITY:
+                doomed.setdefault(r["set_id"], "count")
+            elif now - r["done_at"] > MAX_SET_AGE_S:
+                doomed.setdefault(r["set_id"], "age")
+        for r in sets:
+            if r["overlay_digest"] and now - r["updated_at"] > OVERLAY_AGE_S:
+                doomed.setdefault(r["set_id"], "overlay")
+            elif r["state"] in ("failed", "superseded", "partial") and (
+                now - r["updated_at"] > NON_READY_AGE_S
+            ):
+                doomed.setdefault(r["set_id"], "non_ready")
+    doomed = {k: v for k, v in doomed.items() if k not in protected}
+    with store.atomic() as c:
+        for set_id in doomed:
+            c.execute("DELETE FROM revision_sets WHERE set_id = ?", (set_id,))
+        _drop_orphans(c, report)
+    # the byte ceiling: oldest evictable sets first
+    if _vector_bytes(conn) > report.ceiling_bytes:
+        remaining = sorted((r for r in rows if r["set_id"] not in doomed
+                            and r["set_id"] not in protected),
+                           key=lambda r: (r["done_at"], r["set_id"]))
+        for r in remaining:
+            if _vector_bytes(conn) <= report.ceiling_bytes:
+                break
+            with store.atomic() as c:
+                c.execute("DELETE FROM revision_sets WHERE set_id = ?", (r["set_id"],))
+                _drop_orphans(c, report)
+            doomed[r["set_id"]] = "bytes"
+    report.deleted_sets = len(doomed)
+    for reason in doomed.values():
+        report.reasons[reason] = report.reasons.get(reason, 0) + 1
+    report.vector_bytes_after = _vector_bytes(conn)
+
+
+def _drop_orphans(conn: Any, report: GcReport) -> None:
+    """Chunks, vectors and chunking records that no remaining set references."""
+    report.deleted_vectors += conn.execute(
+        "DELETE FROM vectors WHERE chunk_id NOT IN (SELECT chunk_id FROM set_chunks)").rowcount
+    report.deleted_chunks += conn.execute(
+        "DELETE FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM set_chunks)").rowcount
+    conn.execute("DELETE FROM blob_chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
+    conn.execute(
+        "DELETE FROM chunkings WHERE n_chunks > 0 AND NOT EXISTS (SELECT 1 FROM blob_chunks b "
+        "WHERE b.blob_sha256 = chunkings.blob_sha256 AND b.content_class = "
+        "chunkings.content_class AND b.chunk_policy = chunkings.chunk_policy)")
+
+
+def _prune_checkpoints(cache_dir: Path, db: Path, report: GcReport, now: float) -> None:
+    import sqlite3
+
+    directory = cache_dir / "checkpoints"
+    if not directory.is_dir():
+        return
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        live = {r[0] for r in conn.execute("SELECT set_id FROM revision_sets")}
+    finally:
+        conn.close()
+    for path in directory.glob("*.vec"):
+        try:
+            old = now - path.stat().st_mtime > CHECKPOINT_AGE_S
+        except OSError:
+            continue
+        if old or path.stem not in live:
+            path.unlink(missing_ok=True)
+            report.deleted_checkpoints += 1
+
+
+def submit_docs_job(daemon: Any, selector: dict[str, Any], *, revision: str | None,
+                    include_worktree: bool, origin: str) -> Any:
+    """Resolve ``selector`` in the daemon's registry and submit (or coalesce) the job."""
+    from gitquarry.repo_docs.registry import Registry, Selector
+
+    generation = selector.get("source_registration_generation")
+    binding = Registry().resolve(Selector(
+        selector.get("repo"), selector.get("registration_id"),
+        selector.get("source_registration_id"),
+        int(generation) if generation is not None else None,
+    ))
+    daemon.add_redaction(str(binding.path), f"<repository {binding.repo_id}>")
+    target = docs_target(binding, revision, include_worktree)
+    params = {
+        "repository": binding.repo_id,
+        "registration_id": binding.registration.registration_id,
+        "source_registration_id": binding.source.source_registration_id,
+        "source_registration_generation": binding.source.generation,
+        "revision": revision or "HEAD",
+        "include_worktree": include_worktree,
+    }
+    return daemon.runner.submit(
+        REPO_DOCS_INDEX, binding.source.source_registration_id, origin=origin, target=target,
+        params=params, generation=binding.source.generation, name=binding.repo_id,
+    )
+
+
+def reconcile_docs(daemon: Any) -> None:
+    """The coordinator's poll: a job for each registered source whose HEAD has no set job."""
+    from gitquarry.repo_docs.registry import Registry
+
+    try:
+        bindings = Registry().bindings()
+    except GitquarryError:
+        return
+    for binding in bindings:
+        try:
+            submit_docs_job(daemon, {
+                "repo": binding.repo_id,
+                "registration_id": binding.registration.registration_id,
+                "source_registration_id": binding.source.source_registration_id,
+                "source_registration_generation": binding.source.generation,
+            }, revision=None, include_worktree=False, origin="reconcile")
+        except GitquarryError:
+            continue
+
+
+register_job_type(JobType(
+    name=REPO_DOCS_INDEX, priority=30, run=run_repo_docs_index,
+    description="repository-docs revision set for one commit (then retention)",
+), replace=True)
