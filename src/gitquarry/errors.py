@@ -126,6 +126,38 @@ class SchemaTooNewError(GitquarryError):
         self.supported = supported
 
 
+class IndexFullError(GitquarryError):
+    """The disk (or the quota) holding the index is full: SQLite said "database or disk is
+    full". Work committed before it is kept; a re-run resumes."""
+
+    code = "index_disk_full"
+
+    def __init__(self, db_path: Path, detail: str) -> None:
+        super().__init__(
+            f"no space left for the index {db_path} ({detail}); free space on that disk (or "
+            "move the index with [indexing] index_dir in your own configuration) and run the "
+            "command again: what was written before is kept"
+        )
+        self.db_path = db_path
+        self.detail = detail
+
+
+class IndexIOError(GitquarryError):
+    """Reading or writing the index file failed at the operating-system level (SQLite's
+    "disk I/O error"): a failing disk, a vanished network mount, a file changed underneath."""
+
+    code = "index_io_error"
+
+    def __init__(self, db_path: Path, detail: str) -> None:
+        super().__init__(
+            f"reading or writing the index {db_path} failed ({detail}); check the disk or "
+            "mount it lives on, then run the command again (`gitquarry rebuild-index` if it "
+            "keeps failing)"
+        )
+        self.db_path = db_path
+        self.detail = detail
+
+
 class IndexLocationConflictError(GitquarryError):
     """An absolute ``[indexing] index_dir`` already holds another workspace's index."""
 
@@ -723,3 +755,19 @@ class StorageFullError(GitquarryError):
         super().__init__(f"cannot write the index: the disk is full ({detail}); free space "
                          "and the next run resumes")
         self.detail = detail
+
+
+
+
+class IndexReadOnlyError(IndexAccessError):
+    """The index can be read but not written (a read-only directory or mount, a file owned
+    by another user). Searches still work; updating it does not."""
+
+    code = "index_read_only"
+
+    def __init__(self, path: Path, detail: str) -> None:
+        IndexAccessError.__init__(
+            self, path,
+            f"{detail}; it can be searched but not updated here (make it writable, or point "
+            "[indexing] index_dir in your own configuration at a writable directory)",
+        )

@@ -21,6 +21,7 @@ from gitquarry.config import Config, load_config
 from gitquarry.errors import (
     IndexAccessError,
     IndexLocationConflictError,
+    IndexReadOnlyError,
     InvalidArgumentError,
     NoIndexError,
 )
@@ -53,6 +54,15 @@ class Workspace:
 
     def has_index(self) -> bool:
         return self.db_path.is_file()
+
+    def index_writable(self) -> bool:
+        """Whether this process may write the index: its directory (for the WAL, the lock
+        and new files) and, when it exists, ``index.db``. A read-only mount counts as not
+        writable."""
+        directory = self.index_dir
+        if directory.exists() and not os.access(directory, os.W_OK):
+            return False
+        return not self.db_path.exists() or os.access(self.db_path, os.W_OK)
 
     def recorded_root(self) -> Path | None:
         """The workspace root recorded in ``<index_dir>/WORKSPACE``, or None."""
@@ -92,6 +102,9 @@ class Workspace:
     def open_store(self, *, create: bool = False) -> Store:
         """Open the index. ``create=False`` raises ``NoIndexError`` when none exists yet.
 
+        An existing index this process cannot write is opened read-only
+        (``store.read_only``): searches work, writes fail.
+
         :raises NoIndexError, IndexCorruptError, SchemaTooNewError, IndexBusyError
         """
         if self.db_path.exists() and not self.db_path.is_file():
@@ -100,6 +113,8 @@ class Workspace:
         if not create and not existed:
             raise NoIndexError(self.root)
         self._check_owner(record=create)
+        if existed and not self.index_writable():
+            return open_store(self.db_path, read_only=True)
         store = open_store(self.db_path)
         if not existed:
             from gitquarry.errors import GitquarryError
@@ -122,8 +137,12 @@ class Workspace:
         wait (default: none, or 24 h with ``wait``); ``on_wait`` is called once with the
         current holder when the lease is busy.
         :raises WriterBusyError: (an ``IndexBusyError``) still held after the wait.
+        :raises IndexReadOnlyError: the index directory cannot be written.
         """
         from gitquarry.service.lease import writer_lease
+
+        if not self.index_writable():
+            raise IndexReadOnlyError(self.index_dir, "this directory cannot be written")
 
         limit = wait_s if wait_s is not None else (86_400.0 if wait else 0.0)
         with writer_lease(

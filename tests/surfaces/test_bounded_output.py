@@ -8,7 +8,6 @@ results with wide diffs (was 45.8 MB).
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from gitquarry.bounded import (
     cut_text,
 )
 
-from .conftest import CLI, tool_json, user_config, with_mcp_server
+from .conftest import CLI, fast_import, tool_json, user_config, with_mcp_server
 
 MAX = HISTORY_LIMITS.max_response_bytes
 BIG_MESSAGE_CHARS = 4_500_000
@@ -62,20 +61,6 @@ def test_bound_results_shares_the_budget_then_drops_the_tail() -> None:
     assert out.omitted > 0 and [r["rank"] for r in out.results] == list(range(10 - out.omitted))
 
 
-def _fast_import(repo: Path, commits: list[tuple[str, dict[str, str]]]) -> None:
-    lines: list[bytes] = []
-    for n, (message, files) in enumerate(commits, start=1):
-        msg = message.encode()
-        lines.append(b"commit refs/heads/main\n")
-        lines.append(f"committer Ada <ada@example.com> {1_704_067_200 + n * 60} +0000\n".encode())
-        lines.append(b"data %d\n%s\n" % (len(msg), msg))
-        for path, content in files.items():
-            data = content.encode()
-            lines.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input=b"".join(lines),
-                   check=True, capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def wide_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One commit with a 4.5 MB message; 100 commits with wide diffs (50 long-named files and
@@ -83,7 +68,6 @@ def wide_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("wide") / "ws"
     repo = root / "repo"
     repo.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
     big = "Huge release notes\n\n" + ("zebrafish " * (BIG_MESSAGE_CHARS // 10))
     commits: list[tuple[str, dict[str, str]]] = [(big, {"notes.txt": "notes\n"})]
     for i in range(100):
@@ -91,7 +75,7 @@ def wide_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
         files["wide.txt"] = "".join(f"{i:03d}-{j:03d} " + "w" * 992 + "\n" for j in range(200))
         commits.append((f"Widen table layout {i}", files))
     commits += [(f"Small change {i}", {"small.txt": f"{i}\n"}) for i in range(120)]
-    _fast_import(repo, commits)
+    fast_import(repo, commits)
     return root
 
 

@@ -56,19 +56,31 @@ COMMANDS = [
 ]
 
 
-def test_every_command_escapes_repository_and_filesystem_text(hostile_names: Path) -> None:
-    env = {**os.environ, "GITQUARRY_LOG": "info"}  # library log lines too
+RAW_TEXT = re.compile("[\x1b\x07\x80-\x9f]")
+
+
+def test_every_command_escapes_repository_and_filesystem_text(hostile_names: Path,
+                                                              cli: CLI) -> None:
     seen_escaped = False
     for argv in COMMANDS:
-        args = [a.replace("{ws}", str(hostile_names)) for a in argv]
-        proc = run_gitquarry(*args, env=env)
+        code, out, err = cli(*(a.replace("{ws}", str(hostile_names)) for a in argv))
+        assert not RAW_TEXT.search(out + err), (argv, out + err)
+        assert "Traceback" not in out + err and "internal error" not in err, (argv, err)
+        seen_escaped |= "\\x1b" in out + err
+        if "--json" in argv and code == 0:
+            json.loads(out)  # still valid JSON, values intact
+    assert seen_escaped
+
+
+def test_log_lines_and_errors_of_a_real_process_are_escaped(hostile_names: Path) -> None:
+    env = {**os.environ, "GITQUARRY_LOG": "info"}  # the library's log lines too
+    for argv in (("index", str(hostile_names)),
+                 ("history", "parser", "--project", f"{hostile_names}/no\x1b[such"),
+                 ("history", "parser", "--project", str(hostile_names), "--bogus\x1b[1m")):
+        proc = run_gitquarry(*argv, env=env)
         both = proc.stdout + proc.stderr
         assert not RAW.search(both), (argv, both[:2000])
-        assert b"Traceback" not in both, (argv, both[-2000:])
-        seen_escaped |= b"\\x1b" in both
-        if "--json" in argv and proc.returncode == 0:
-            json.loads(proc.stdout)  # still valid JSON, values intact
-    assert seen_escaped
+        assert b"Traceback" not in both
 
 
 def test_json_keeps_the_values_exactly(hostile_names: Path) -> None:

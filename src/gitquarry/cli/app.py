@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
 
 from gitquarry.cli.common import Group, printable
 from gitquarry.errors import GitquarryError, InvalidArgumentError
+from gitquarry.store.connection import translate_storage_error
 
 app = typer.Typer(
     name="gitquarry",
@@ -142,7 +143,12 @@ def main(argv: list[str] | None = None) -> None:
     except GitquarryError as exc:
         _echo_err(f"Error: {cli_message(exc)}")
         sys.exit(exc.exit_code)
-    except Exception as exc:  # a bug: say so plainly, traceback only on request
+    except Exception as exc:
+        typed = translate_storage_error(exc)  # corruption, disk full, permissions, I/O
+        if typed is not None:
+            _echo_err(f"Error: {cli_message(typed)}")
+            sys.exit(typed.exit_code)
+        # a bug: say so plainly, traceback only on request
         if os.environ.get("GITQUARRY_DEBUG"):
             traceback.print_exc()
         _echo_err(

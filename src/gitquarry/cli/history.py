@@ -29,6 +29,7 @@ from gitquarry.cli.index_run import (
 from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
+from gitquarry.store.connection import read_only_note
 
 
 def _short_date(ts: int) -> str:
@@ -187,10 +188,17 @@ def register(app: typer.Typer) -> None:
                 before=bounds["before"].seconds if "before" in bounds else None,
                 mode=mode,
             )
+            read_only = searcher.store.read_only
         finally:
             searcher.close()
+        if read_only:
+            warn(read_only_note(workspace.db_path))
         if as_json:
             data = bound_history_response(response.to_dict(explain=explain))
+            if read_only:
+                message = read_only_note(workspace.db_path)
+                data["warnings"].append(message)
+                data["warning_details"].append({"code": "index_read_only", "message": message})
             data["filters"] = {
                 "files_glob": files_glob,
                 **{name: bound.to_dict() for name, bound in bounds.items()},
@@ -224,8 +232,11 @@ def register(app: typer.Typer) -> None:
         store = workspace.open_store()
         try:
             status = workspace_status(workspace, store)
+            status["read_only"] = store.read_only
         finally:
             store.close()
+        if store.read_only:
+            warn(read_only_note(workspace.db_path))
         if as_json:
             print_json(status)
             return

@@ -3,7 +3,7 @@ and the MCP server so the two can never disagree."""
 
 from __future__ import annotations
 
-from gitquarry.errors import IndexBusyError, NoGraphError
+from gitquarry.errors import IndexBusyError, IndexReadOnlyError, NoGraphError
 from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_present
 from gitquarry.graph.models import GraphIndexReport, GraphSearchResponse
 from gitquarry.graph.search import check_limit, search_nodes
@@ -20,8 +20,9 @@ def _refresh(workspace: Workspace, store: Store) -> GraphIndexReport | None:
     try:
         with workspace.write_lock():
             return refresh_if_stale(store, workspace.root, workspace.config.graph)
-    except IndexBusyError:
-        # another process is indexing right now: answer from the index as it stands.
+    except (IndexBusyError, IndexReadOnlyError):
+        # another process is indexing right now, or the index cannot be written here:
+        # answer from the index as it stands.
         return None
 
 

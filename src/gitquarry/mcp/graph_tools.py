@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
@@ -25,6 +24,7 @@ from gitquarry.bounded import GRAPH_LIMITS, bound_results
 from gitquarry.errors import GitquarryError
 from gitquarry.graph import search_graph, workspace_kinds
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT
+from gitquarry.mcp.errors import as_tool_error
 from gitquarry.workspace import resolve_workspace
 
 TOOL_NAME = "search"
@@ -72,8 +72,8 @@ def register(server: MCPServer, project: Path) -> None:
         try:
             current = resolve_workspace(workspace.root, for_search=True)
             response = search_graph(current, query, kind=kind, limit=limit)
-        except GitquarryError as exc:
-            raise ToolError(str(exc)) from exc
+        except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
+            raise as_tool_error(exc, workspace.db_path) from exc
         results = bound_results([r.to_dict() for r in response.results], GRAPH_LIMITS).results
         text = json.dumps(results, indent=2, ensure_ascii=False)
         return CallToolResult(content=[TextContent(type="text", text=text)])  # sent once

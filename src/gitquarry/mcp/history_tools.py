@@ -16,14 +16,15 @@ import threading
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.bounded import bound_history_response
 from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.history.service import HistorySearcher
+from gitquarry.mcp.errors import as_tool_error
 from gitquarry.retrieval.filters import interpret_time
+from gitquarry.store.connection import read_only_note
 from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
@@ -108,12 +109,16 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
                     after=after_timestamp,
                     before=before_timestamp,
                 )
-        except GitquarryError as exc:
-            raise ToolError(f"{exc.code}: {tool_message(exc)}") from exc
+                read_only = searcher.store.read_only
+        except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
+            raise as_tool_error(exc, searcher.workspace.db_path, tool_message) from exc
         data = response.to_dict()
-        for warning in workspace.config.warnings:  # refused repository-owned settings
-            data["warnings"].append(warning.message)
-            data["warning_details"].append({"code": warning.code, "message": warning.message})
+        notes = [(w.code, w.message) for w in workspace.config.warnings]  # refused settings
+        if read_only:
+            notes.append(("index_read_only", read_only_note(searcher.workspace.db_path)))
+        for code, message in notes:
+            data["warnings"].append(message)
+            data["warning_details"].append({"code": code, "message": message})
         data = bound_history_response(data)
         data["filters"] = {
             "files_glob": files_glob,

@@ -3,22 +3,37 @@
 One ``Store`` wraps one ``sqlite3.Connection`` opened in autocommit mode (transactions are
 explicit, via ``atomic``). Pragmas: WAL journal (readers never block the writer),
 ``synchronous=NORMAL``, foreign keys on, 10 s busy timeout; SQL functions from
-``retrieval.tokenize.register_functions`` (the FTS5 triggers need them). Opening applies pending
-migrations. Any SQLite "not a database" / "malformed" failure becomes ``IndexCorruptError``.
+``retrieval.tokenize.register_functions`` (the FTS5 triggers need them); then every
+connection hook (``add_connection_hook``). Opening applies pending migrations.
+
+An index that cannot be written (a read-only directory or mount, another user's file) is
+opened read-only (``mode=ro``, or ``immutable=1`` when SQLite cannot create the WAL's shared
+memory file next to it): searches work, ``Store.read_only`` is True, and writes fail.
+
+Storage failures are translated in one place, :func:`translate_storage_error`, whichever
+surface meets them (CLI, MCP, daemon, web page): corruption → ``IndexCorruptError``, disk full
+→ ``IndexFullError``, I/O → ``IndexIOError``, permissions / read-only → ``IndexAccessError``,
+lock contention → ``IndexBusyError``. Anything else is a bug and stays a ``sqlite3.Error``.
 """
 
 from __future__ import annotations
 
+import contextvars
 import sqlite3
-from collections.abc import Iterator
+import urllib.parse
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitquarry.errors import (
+    GitquarryError,
     IndexAccessError,
     IndexBusyError,
     IndexCorruptError,
+    IndexFullError,
+    IndexIOError,
+    IndexReadOnlyError,
     SchemaTooNewError,
 )
 from gitquarry.retrieval.tokenize import register_functions
@@ -35,22 +50,100 @@ REQUIRED_TABLES = (
 )
 
 
-def _is_corruption(exc: sqlite3.Error) -> bool:
+def _code(exc: sqlite3.Error) -> int | None:
+    """The primary SQLite result code of ``exc`` (extended codes folded), or None."""
     code = getattr(exc, "sqlite_errorcode", None)
-    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
-        isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    return None if code is None else code & 0xFF
+
+
+def _is_corruption(exc: sqlite3.Error) -> bool:
+    return _code(exc) in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or (
+        type(exc) is sqlite3.DatabaseError and _code(exc) is None
     )
 
 
 def _is_access(exc: sqlite3.Error) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM) or (
-        code is not None and code & 0xFF == sqlite3.SQLITE_READONLY
+    return _code(exc) in (
+        sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM,
+        sqlite3.SQLITE_AUTH,
     )
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
-    return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+#: The index file most recently opened in this context: the path errors name when a surface
+#: translates a storage error without knowing which store raised it.
+_current_path: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
+    "gitquarry_index_path", default=None
+)
+
+ConnectionHook = Callable[[sqlite3.Connection], None]
+_hooks: list[ConnectionHook] = []
+
+
+def add_connection_hook(hook: ConnectionHook) -> None:
+    """Run ``hook(conn)`` on every connection ``open_store`` makes, after gitquarry's own
+    pragmas and before migrations (plugins, diagnostics, tests; e.g. ``PRAGMA
+    max_page_count``)."""
+    _hooks.append(hook)
+
+
+def remove_connection_hook(hook: ConnectionHook) -> None:
+    """Undo ``add_connection_hook``; no error when ``hook`` is not registered."""
+    if hook in _hooks:
+        _hooks.remove(hook)
+
+
+def translate_storage_error(
+    exc: BaseException, path: Path | None = None
+) -> GitquarryError | None:
+    """The typed error for a storage failure, or None when ``exc`` is not one (a bug).
+
+    ``path`` is the index file; default: the one most recently opened in this context.
+    Every surface calls this (or :func:`storage_errors`) at its edge.
+    """
+    if isinstance(exc, GitquarryError):
+        return exc
+    if not isinstance(exc, sqlite3.Error):
+        if isinstance(exc, OSError) and exc.errno is not None:
+            import errno
+
+            where = path or _current_path.get() or Path("index.db")
+            if exc.errno == errno.ENOSPC:
+                return IndexFullError(where, exc.strerror or str(exc))
+        return None
+    where = path or _current_path.get() or Path("index.db")
+    code = _code(exc)
+    detail = str(exc)
+    if _is_busy(exc):
+        return IndexBusyError(where)
+    if code == sqlite3.SQLITE_FULL:
+        return IndexFullError(where, detail)
+    if code == sqlite3.SQLITE_IOERR:
+        return IndexIOError(where, detail)
+    if code == sqlite3.SQLITE_READONLY:
+        return IndexReadOnlyError(where, detail)
+    if _is_access(exc):
+        return IndexAccessError(where, f"{detail}; check the permissions of {where} and its "
+                                "directory")
+    if _is_corruption(exc):
+        return IndexCorruptError(where, detail)
+    return None
+
+
+@contextmanager
+def storage_errors(path: Path | None = None) -> Iterator[None]:
+    """Re-raise storage failures inside the block as their typed errors
+    (:func:`translate_storage_error`); anything else propagates unchanged."""
+    try:
+        yield
+    except (sqlite3.Error, OSError) as exc:
+        typed = translate_storage_error(exc, path)
+        if typed is None or typed is exc:
+            raise
+        raise typed from exc
 
 
 class Store:
@@ -59,9 +152,11 @@ class Store:
     ``path`` is the database file; ``conn`` the raw connection (row factory ``sqlite3.Row``).
     """
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
         self.conn = conn
+        #: opened read-only (the index cannot be written here); writes fail.
+        self.read_only = read_only
         self._depth = 0
 
     @contextmanager
@@ -87,11 +182,14 @@ class Store:
             yield conn
         except BaseException:
             self._depth -= 1
-            if self._depth == 0:
-                conn.execute("ROLLBACK")
-            else:
-                conn.execute(f"ROLLBACK TO {name}")
-                conn.execute(f"RELEASE {name}")
+            # SQLite rolls back by itself on some errors (SQLITE_FULL, SQLITE_IOERR, ...):
+            # then there is nothing left to undo, and the original error is what matters
+            if conn.in_transaction:
+                if self._depth == 0:
+                    conn.execute("ROLLBACK")
+                else:
+                    conn.execute(f"ROLLBACK TO {name}")
+                    conn.execute(f"RELEASE {name}")
             raise
         else:
             self._depth -= 1
@@ -119,14 +217,44 @@ class Store:
         return total
 
 
+def read_only_note(path: Path) -> str:
+    """The message surfaces show when they answer from a read-only index (code
+    ``index_read_only``)."""
+    return (f"the index {path} is read-only here: searches work, but it cannot be updated "
+            "(`gitquarry index` needs write access to its directory)")
+
+
+def _sqlite_connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
+    return sqlite3.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False, uri=uri)
+
+
+def _connect(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    if not read_only:
+        return _sqlite_connect(str(path))
+    uri = "file:" + urllib.parse.quote(str(path))
+    conn = _sqlite_connect(uri + "?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        if _code(exc) != sqlite3.SQLITE_CANTOPEN:
+            raise
+    # WAL needs a -shm file it cannot create here: read the file as it stands
+    return _sqlite_connect(uri + "?mode=ro&immutable=1", uri=True)
+
+
 def open_store(
     path: Path,
     *,
     migrate: bool = True,
     migrations: Migrations | None = None,
     required_tables: tuple[str, ...] | None = None,
+    read_only: bool = False,
 ) -> Store:
-    """Open (creating if needed) the index database at ``path`` and apply pending migrations.
+    """Open the index database at ``path`` (creating it unless ``read_only``) and apply
+    pending migrations (never when ``read_only``).
 
     ``migrations``/``required_tables`` select another database's schema (the repository-docs
     cache is its own file with its own migration set); default: the main index's.
@@ -134,6 +262,8 @@ def open_store(
     :raises IndexCorruptError: the file exists but is not a readable SQLite database.
     :raises SchemaTooNewError: the file was written by a newer gitquarry.
     :raises IndexBusyError: another process holds the write lock past the busy timeout.
+    :raises IndexReadOnlyError: ``read_only`` and the file needs a schema upgrade.
+    :raises IndexAccessError, IndexFullError, IndexIOError: see the module docstring.
     """
     from gitquarry.store.migrations import MIGRATIONS
     from gitquarry.store.schema import register_all
@@ -143,64 +273,64 @@ def open_store(
         migrations = MIGRATIONS
     if required_tables is None:
         required_tables = REQUIRED_TABLES
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise IndexAccessError(path.parent, exc.strerror or str(exc)) from exc
+    if not read_only:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexAccessError(path.parent, exc.strerror or str(exc)) from exc
     if path.exists() and not path.is_file():
         raise IndexAccessError(path, "it is not a regular file")
+    _current_path.set(path)
     try:
-        conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-            check_same_thread=False,
-        )
+        conn = _connect(path, read_only=read_only)
     except sqlite3.Error as exc:
-        raise IndexCorruptError(path, str(exc)) from exc
+        raise translate_storage_error(exc, path) or IndexCorruptError(path, str(exc)) from exc
     conn.row_factory = sqlite3.Row
     register_functions(conn)  # FTS5 triggers call gq_index_text
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
         conn.execute("PRAGMA cache_size = -65536")
+        for hook in list(_hooks):
+            hook(conn)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(migrations.names):
             conn.close()
             raise SchemaTooNewError(path, version, len(migrations.names))
-        if migrate:
+        if read_only and version < len(migrations.names):
+            raise IndexReadOnlyError(
+                path, f"it has schema version {version} and this gitquarry needs "
+                f"{len(migrations.names)}, an upgrade it cannot write"
+            )
+        if migrate and not read_only:
             try:
                 migrations.apply(conn)
             except sqlite3.OperationalError as exc:
-                if _is_busy(exc) or _is_access(exc):
+                if translate_storage_error(exc, path) is not None:
                     raise
                 # e.g. "table nodes already exists": the recorded steps and the tables disagree
                 raise IndexCorruptError(path, f"schema migration failed: {exc}") from exc
+        if migrate or read_only:
             missing = [t for t in required_tables if not has_table(conn, t)]
             if missing:
                 raise IndexCorruptError(path, f"missing tables: {', '.join(missing)}")
     except sqlite3.Error as exc:
         conn.close()
-        if _is_busy(exc):
-            raise IndexBusyError(path) from exc
-        if _is_access(exc):
-            raise IndexAccessError(path, str(exc)) from exc
-        if _is_corruption(exc):
-            raise IndexCorruptError(path, str(exc)) from exc
-        raise
+        typed = translate_storage_error(exc, path)
+        if typed is None:
+            raise
+        raise typed from exc
     except BaseException:
         conn.close()
         raise
-    return Store(path, conn)
+    return Store(path, conn, read_only=read_only)
 
 
 def translate_sqlite_error(path: Path, exc: sqlite3.Error) -> Exception:
-    """Map a sqlite3 error raised while using ``path`` to a gitquarry error where one fits."""
-    if _is_busy(exc):
-        return IndexBusyError(path)
-    if _is_access(exc):
-        return IndexAccessError(path, str(exc))
-    if _is_corruption(exc):
-        return IndexCorruptError(path, str(exc))
-    return exc
+    """``translate_storage_error(exc, path)``, or ``exc`` itself when it is no storage
+    condition (kept for callers that re-raise the result)."""
+    return translate_storage_error(exc, path) or exc
