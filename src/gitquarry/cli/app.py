@@ -18,7 +18,7 @@ try:  # recent typer vendors click as typer._click; older typer uses click itsel
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[no-redef,assignment]
 
-from gitquarry.cli.common import Group, printable
+from gitquarry.cli.common import Command, Group, printable
 from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.store.connection import translate_storage_error
 
@@ -73,6 +73,26 @@ def _register_commands() -> None:
     mcp.register(app)
     daemon.register(app)
     jobs.register(app)
+    _use_gitquarry_help(app)
+
+
+def _use_gitquarry_help(typer_app: typer.Typer) -> None:
+    """Every command and group, whoever registered it, gets the help conventions of
+    ``cli.common.Command``/``Group`` (flags without ``<bool>``, ``QUERY`` not ``{QUERY}``);
+    a class of its own that is not typer's default is left alone."""
+    from typer.core import TyperCommand, TyperGroup
+
+    def plain(cls: object, default: type) -> bool:
+        return cls is None or cls is default or type(cls).__name__ == "DefaultPlaceholder"
+
+    for command in typer_app.registered_commands:
+        if plain(command.cls, TyperCommand):
+            command.cls = Command
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            if plain(group.typer_instance.info.cls, TyperGroup):
+                group.typer_instance.info.cls = Group
+            _use_gitquarry_help(group.typer_instance)
 
 
 _register_commands()

@@ -14,11 +14,10 @@ import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from gitquarry.errors import GitquarryError
+from gitquarry.mcp.errors import as_tool_error
 
 #: the longest a single ``service_job_attach`` call waits, seconds
 MAX_ATTACH_WAIT_S = 60.0
@@ -38,8 +37,8 @@ def _call(op: str, **args: Any) -> dict[str, Any]:
 
     try:
         result: dict[str, Any] = connect(wait_for_socket_s=5.0).call(op, **args)
-    except GitquarryError as exc:
-        raise ToolError(f"{exc.code}: {exc}") from exc
+    except Exception as exc:  # typed, storage or a bug: mcp.errors says which
+        raise as_tool_error(exc) from exc
     return result
 
 
@@ -77,8 +76,8 @@ def register(server: MCPServer) -> None:
             ):
                 if payload.get("final"):
                     final = payload["result"]
-        except GitquarryError as exc:
-            raise ToolError(f"{exc.code}: {exc}") from exc
+        except Exception as exc:  # typed, storage or a bug: mcp.errors says which
+            raise as_tool_error(exc) from exc
         return _result(final)
 
     def service_job_cancel(job_id: JobId) -> CallToolResult:
@@ -109,8 +108,8 @@ def register(server: MCPServer) -> None:
                 source_registration_id=source_registration_id,
                 source_registration_generation=source_registration_generation,
                 revision=revision, include_worktree=include_worktree, origin="mcp")
-        except GitquarryError as exc:
-            raise ToolError(f"{exc.code}: {exc}") from exc
+        except Exception as exc:  # typed, storage or a bug: mcp.errors says which
+            raise as_tool_error(exc) from exc
         return _result(result)
 
     server.add_tool(repository_docs_index, name="repository_docs_index", description=(

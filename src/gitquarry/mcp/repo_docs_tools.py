@@ -17,12 +17,11 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.config import Config
-from gitquarry.errors import GitquarryError
+from gitquarry.mcp.errors import as_tool_error
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
 from gitquarry.repo_docs.service import RepoDocsService
@@ -52,8 +51,8 @@ def _result(data: dict[str, Any]) -> CallToolResult:
 def _call(fn: Callable[[], dict[str, Any]]) -> CallToolResult:
     try:
         return _result(fn())
-    except GitquarryError as exc:
-        raise ToolError(f"{exc.code}: {exc}") from exc
+    except Exception as exc:  # typed, storage or a bug: mcp.errors says which
+        raise as_tool_error(exc) from exc
 
 
 def register(server: MCPServer, config: Config, registry: Registry | None = None
