@@ -142,8 +142,15 @@ def bound_results(results: list[dict[str, Any]], limits: Limits, *,
     sizes = [_size(r) + 1 for r in bounded]
     if bounded and sum(sizes) > budget:
         share = budget // len(bounded)
+        shrinkable = [name for name, cap in limits.fields.items() if cap.shrinkable]
         for i, result in enumerate(bounded):
-            scale = 0.5
+            if sizes[i] <= share:
+                continue
+            # first guess: shrink the shrinkable fields by the share of them that must go,
+            # then halve until it fits (or every field is at its floor)
+            movable = sum(_size(result.get(name)) for name in shrinkable if name in result)
+            excess = sizes[i] - share
+            scale = min(0.5, max(1 / 1024, (movable - excess) / movable)) if movable else 0.5
             while sizes[i] > share and scale >= 1 / 1024:
                 result = _apply_caps(results[i], limits.fields, scale)
                 sizes[i] = _size(result) + 1
