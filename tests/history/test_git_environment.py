@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -73,11 +74,15 @@ def _build(ws: Path) -> GitRepo:
     return repo
 
 
-@pytest.fixture
-def reference(tmp_path: Path) -> tuple[Path, list[tuple[object, ...]], list[str]]:
-    ws = tmp_path / "ws"
+@pytest.fixture(scope="module")
+def reference(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[tuple[object, ...]], list[str]]:
+    """The workspace (never modified by a test: copy it first) and its clean index."""
+    base = tmp_path_factory.mktemp("reference")
+    ws = base / "ws"
     _build(ws)
-    db = tmp_path / "ref" / "index.db"
+    db = base / "ref" / "index.db"
     _index(ws, db)
     return ws, _rows(db), _repos(db)
 
@@ -136,7 +141,10 @@ def env_restore() -> Iterator[None]:
 def test_hostile_config_in_repository_global_and_environment_changes_nothing(
     reference, tmp_path: Path, env_restore: None
 ) -> None:
-    ws, rows, repos = reference
+    source, rows, repos = reference
+    ws = tmp_path / "ws"
+    shutil.copytree(source, ws, symlinks=True)
+    repos = [str(ws / Path(p).name) for p in repos]
     settings = _hostile_config(_hostile_files(tmp_path))
     app = GitRepo(ws / "app", init=False)
     for key, value in settings:
