@@ -143,3 +143,31 @@ def test_cli_start_watch_status_stop(service_env: dict[str, str], tmp_path: Path
     assert "No gitquarry daemon was running" in cli("daemon", "stop").stdout
     del os.environ["XDG_RUNTIME_DIR"]  # fallback: the socket lives in the state dir
     assert paths.socket_dir() == paths.state_dir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
+def test_a_connection_from_another_user_is_refused_by_peer_credentials(
+    daemon: DaemonProcess, api: Api
+) -> None:
+    daemon.start()
+    sock = paths.socket_path()
+    # open the file permissions so only the peer-credential check stands in the way
+    for directory in (sock.parent, sock.parent.parent):
+        os.chmod(directory, 0o711)
+    os.chmod(sock, 0o666)
+    probe = (
+        "import json, socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1])\n"
+        # refused at connect, before any request is read: just read the answer
+        "print(s.makefile().readline())\n"
+    )
+    python = "/usr/bin/python3"  # readable by any user (the venv may live under /root)
+    if not os.access(python, os.X_OK):
+        pytest.skip("no system python3 for the other user")
+    out = subprocess.run([python, "-c", probe, str(sock)], capture_output=True,
+                         text=True, timeout=60, preexec_fn=lambda: os.setuid(65534))
+    assert out.returncode == 0, out.stderr
+    reply = __import__("json").loads(out.stdout)
+    assert reply["ok"] is False and reply["error"]["code"] == "peer_rejected"
+    assert api.call("ping")  # the owner is still served

@@ -208,14 +208,16 @@ class Watcher:
 
 
 class Debouncer:
-    """Calls ``fire(key)`` once a key has seen no ``touch`` for ``delay_s`` seconds (or, under
-    a continuous stream of touches, ``max_delay_s`` after the first one). ``touch`` is O(1)."""
+    """Calls ``fire(key)`` once a key has seen no ``touch`` for ``delay_s`` seconds, so a
+    fetch or gc storm of any length ends in one call. ``max_delay_s`` (default: none) caps
+    the wait under a continuous stream of touches; the daemon leaves it uncapped because its
+    periodic reconcile already bounds how stale a busy repository gets. ``touch`` is O(1)."""
 
     def __init__(self, fire: Callable[[Any], None], *, delay_s: float,
                  max_delay_s: float | None = None) -> None:
         self._fire = fire
         self.delay_s = delay_s
-        self.max_delay_s = max_delay_s if max_delay_s is not None else max(5 * delay_s, 1.0)
+        self.max_delay_s = max_delay_s if max_delay_s is not None else float("inf")
         self._pending: dict[Hashable, tuple[float, float]] = {}
         self._cond = threading.Condition()
         self._stopped = False
