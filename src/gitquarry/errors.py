@@ -744,18 +744,6 @@ class WorkspaceUnavailableError(GitquarryError):
         self.detail = detail
 
 
-class StorageFullError(GitquarryError):
-    """SQLite could not write because the disk (or a file-size limit) is full. Nothing
-    half-written stays: the transaction was rolled back and the index still opens."""
-
-    code = "storage_full"
-    retryable = True
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(f"cannot write the index: the disk is full ({detail}); free space "
-                         "and the next run resumes")
-        self.detail = detail
-
 
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 import threading
 import time
 from concurrent.futures import Future
@@ -30,7 +29,6 @@ from gitquarry.errors import (
     JobNotFoundError,
     JobSnapshotWriteError,
     JobStateWriteError,
-    StorageFullError,
 )
 from gitquarry.service.jobs import JobContext, JobStop, job_type, work_key
 from gitquarry.service.store import ACTIVE, Job
@@ -47,18 +45,14 @@ CONTENTION_RETRY_S = 1.0
 
 
 def classify(exc: BaseException) -> GitquarryError:
-    """The typed error for a job failure: gitquarry errors as they are, SQLite's disk-full
-    as ``StorageFullError``, anything else as an internal error."""
-    if isinstance(exc, GitquarryError):
-        return exc
-    if isinstance(exc, sqlite3.Error):
-        code = getattr(exc, "sqlite_errorcode", None)
-        if code == sqlite3.SQLITE_FULL or "disk is full" in str(exc).lower():
-            return StorageFullError(str(exc))
-        if code is not None and code & 0xFF == sqlite3.SQLITE_IOERR:
-            return StorageFullError(f"I/O error: {exc}")
-    if isinstance(exc, OSError) and exc.errno in (28, 27):  # ENOSPC, EFBIG
-        return StorageFullError(exc.strerror or str(exc))
+    """The typed error for a job failure: gitquarry errors as they are, storage failures
+    (disk full, I/O, read-only, corrupt) through the store's one translation, anything else
+    as an internal error."""
+    from gitquarry.store.connection import translate_storage_error
+
+    typed = translate_storage_error(exc)
+    if typed is not None:
+        return typed
     err = GitquarryError(f"internal error ({type(exc).__name__}: {exc})")
     err.code = "internal_error"
     return err
