@@ -127,7 +127,7 @@ class Workspace:
 
     @contextlib.contextmanager
     def write_lock(
-        self, *, wait: bool = False, wait_s: float | None = None, holder: str = "cli",
+        self, *, wait: bool = False, wait_s: float | None = None, holder: str | None = None,
         on_wait: Callable[[Any], None] | None = None,
     ) -> Iterator[None]:
         """Hold the workspace's writer lease (``service.lease``: an ``flock`` on

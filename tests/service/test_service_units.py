@@ -425,3 +425,20 @@ def test_every_daemon_key_is_read(
         daemon.stop()
         thread.join(30)
     assert reads == keys, f"[daemon] keys no code reads: {sorted(keys - reads)}"
+
+
+def test_docs_cache_writer_takes_the_same_lease_naming_the_job(tmp_path: Path) -> None:
+    from gitquarry.repo_docs.indexer import writer_lock
+    from gitquarry.service.lease import current_holder
+
+    token = current_holder.set("daemon job-000042")
+    try:
+        with writer_lock(tmp_path):
+            holder = read_holder(tmp_path / "repo_docs.lock")
+            assert holder is not None and holder.holder == "daemon job-000042"
+            with pytest.raises(WriterBusyError, match="daemon job-000042"), \
+                    writer_lock(tmp_path):
+                pass
+    finally:
+        current_holder.reset(token)
+    assert read_holder(tmp_path / "repo_docs.lock") is None

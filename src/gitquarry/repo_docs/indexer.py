@@ -22,7 +22,6 @@ or the provider failed), ``superseded`` (an overlay's working tree changed durin
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import logging
 import os
@@ -40,7 +39,6 @@ from gitquarry.embedding import Embedder, create_embedder, get_provider
 from gitquarry.embedding.base import SAFE_DATA_BOUNDARIES
 from gitquarry.errors import (
     EmbeddingError,
-    IndexAccessError,
     IndexBusyError,
     IndexCancelledError,
     RepoDocsBoundaryBlockedError,
@@ -142,23 +140,16 @@ def check_index_boundary(config: Config) -> None:
 
 @contextlib.contextmanager
 def writer_lock(cache_dir: Path) -> Iterator[None]:
-    """One docs-cache writer at a time (``flock`` on ``repo_docs.lock``).
+    """One docs-cache writer at a time: the shared writer lease (``service.lease``: an
+    ``flock`` on ``repo_docs.lock`` naming its holder, e.g. ``daemon job-000004``).
 
-    :raises IndexBusyError: another process is indexing docs into this cache.
+    :raises IndexBusyError: another process is indexing docs into this cache (a
+        ``WriterBusyError`` naming the holder).
     """
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(cache_dir / "repo_docs.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError as exc:
-        raise IndexAccessError(cache_dir, exc.strerror or str(exc)) from exc
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise IndexBusyError(cache_dir / DB_NAME) from exc
+    from gitquarry.service.lease import writer_lease
+
+    with writer_lease(cache_dir / "repo_docs.lock", db_path=cache_dir / DB_NAME):
         yield
-    finally:
-        os.close(fd)
 
 
 # --- vector checkpoints (vector-only, no text) ----------------------------------------------

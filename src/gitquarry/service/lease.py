@@ -20,10 +20,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitquarry.errors import IndexAccessError, WriterBusyError
+
+#: who is writing when a caller does not say (``holder=None``): a daemon job sets its
+#: ``daemon job-000004`` here for the duration of its run; everyone else is the CLI.
+current_holder: ContextVar[str] = ContextVar("gitquarry_lease_holder", default="cli")
 
 _FIRST_DELAY_S = 0.05
 _MAX_DELAY_S = 1.0
@@ -80,12 +85,14 @@ def writer_lease(
     lock_path: Path,
     *,
     db_path: Path,
-    holder: str,
+    holder: str | None = None,
     wait_s: float = 0.0,
     on_wait: Callable[[LeaseHolder | None], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Iterator[LeaseHolder]:
     """Hold the writer lease of ``db_path`` (lock file ``lock_path``) for the ``with`` block.
+
+    ``holder``: the public identity to record; default ``current_holder``.
 
     ``wait_s``: how long to keep trying while another process holds it (0: one try).
     ``on_wait`` is called once, with the current holder, when the first try fails.
@@ -120,7 +127,8 @@ def writer_lease(
                     raise WriterBusyError(db_path, who, elapsed) from None
                 time.sleep(min(delay, max(0.0, wait_s - elapsed)))
                 delay = min(delay * 2, _MAX_DELAY_S)
-        me = LeaseHolder(holder=holder, pid=os.getpid(), since=round(time.time(), 3))
+        me = LeaseHolder(holder=holder or current_holder.get(), pid=os.getpid(),
+                         since=round(time.time(), 3))
         try:
             _write_identity(handle, json.dumps(me.to_dict()))
             yield me

@@ -229,9 +229,21 @@ class Runner:
                 self.notify_change(job)
 
     def _run(self, ctx: JobContext) -> None:
+        from gitquarry.service.lease import current_holder
+
+        outer = current_holder.get()
+        try:
+            self._run_job(ctx)
+        finally:
+            current_holder.set(outer)
+
+    def _run_job(self, ctx: JobContext) -> None:
         job = ctx.job
         jt = job_type(job.type)
         log.info("%s running (%s, attempt %d)", job.public_id, job.type, job.attempts + 1)
+        from gitquarry.service.lease import current_holder
+
+        current_holder.set(f"daemon {job.public_id}")
         try:
             result = jt.run(ctx)
         except JobStop as stop:
