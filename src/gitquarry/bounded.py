@@ -179,6 +179,7 @@ HISTORY_LIMITS = Limits(
         "files_changed": FieldCap(max_chars=64_000, max_items=1_000, shrinkable=True),
         "delta_truncated": FieldCap(max_chars=32_000, shrinkable=True),
         "parents": FieldCap(max_chars=16_000, max_items=100),
+        "copies": FieldCap(max_chars=32_000, max_items=20, shrinkable=True),
     },
     max_response_bytes=1_000_000,
 )

@@ -98,13 +98,36 @@ class EmbeddingConfig:
 
 @dataclass
 class SearchConfig:
-    """``[search]``: ranking defaults."""
+    """``[search]``: ranking defaults, and the result pipeline every corpus runs after
+    ranking (``retrieval.pipeline``; the seed's ``SearchPipelineConfig`` names and defaults,
+    except ``rerank_model``: empty, since the seed's default names a hub model that would
+    have to be downloaded)."""
 
     mode: Literal["hybrid", "semantic", "lexical"] = "hybrid"
     rrf_k: int = 60
     lexical_weight: float = 1.0
     semantic_weight: float = 1.0
     top_n: int = 5
+    #: commits that are copies of one change (same ``git patch-id``) shown once
+    collapse_copies: bool = True
+    #: results scoring below this (score in [0, 1]) are removed
+    min_confidence: float = 0.0
+    #: results per document (repository docs: chunks per file; a commit is one document)
+    max_chunks_per_doc: int = 2
+    #: remove results whose vectors have cosine similarity >= dedup_threshold to a kept one
+    dedup_enabled: bool = False
+    dedup_threshold: float = 0.85
+    #: remove results whose text has word-trigram Jaccard >= ngram_dedup_threshold
+    ngram_dedup_enabled: bool = True
+    ngram_dedup_threshold: float = 0.7
+    #: maximal marginal relevance (diversity); lambda 1 = plain relevance
+    mmr_enabled: bool = False
+    mmr_lambda: float = 0.7
+    #: cross-encoder rerank: a local directory or .onnx file, or "package:NAME" (an installed
+    #: Python package holding the model); never downloaded
+    rerank_enabled: bool = False
+    rerank_model: str = ""
+    rerank_top_n: int = 10
 
 
 @dataclass
@@ -220,6 +243,17 @@ REPOSITORY_OWNED_KEYS: frozenset[tuple[str, str]] = frozenset({
     ("search", "rrf_k"),
     ("search", "lexical_weight"),
     ("search", "semantic_weight"),
+    # the result pipeline's switches and thresholds (not rerank: it names a model on this
+    # machine and costs a model run per query)
+    ("search", "collapse_copies"),
+    ("search", "min_confidence"),
+    ("search", "max_chunks_per_doc"),
+    ("search", "dedup_enabled"),
+    ("search", "dedup_threshold"),
+    ("search", "ngram_dedup_enabled"),
+    ("search", "ngram_dedup_threshold"),
+    ("search", "mmr_enabled"),
+    ("search", "mmr_lambda"),
     ("graph", "graph_dir"),
     ("graph", "docs_dir"),
     # [docs]: only the ranking defaults; size limits, chunking and cache bounds are the user's
@@ -480,6 +514,14 @@ def _validate(config: Config, path: Path | None) -> None:
         raise bad("[daemon] reconcile_s and poll_s", "must be >= 0.1")
     if config.daemon.log_max_bytes < 4096 or config.daemon.log_backups < 1:
         raise bad("[daemon] log_max_bytes / log_backups", "must be >= 4096 / >= 1")
+    for key in ("min_confidence", "dedup_threshold", "ngram_dedup_threshold", "mmr_lambda"):
+        value = getattr(search, key)
+        if not (math.isfinite(value) and 0 <= value <= 1):
+            raise bad(f"[search] {key}", "must be a number from 0 to 1")
+    if not 1 <= search.max_chunks_per_doc <= 100:
+        raise bad("[search] max_chunks_per_doc", "must be from 1 to 100")
+    if not 1 <= search.rerank_top_n <= 100:
+        raise bad("[search] rerank_top_n", "must be from 1 to 100")
     if config.graph.chunk_max_chars < 100:
         raise bad("[graph] chunk_max_chars", "must be >= 100")
     docs = config.docs

@@ -8,6 +8,7 @@ from gitquarry.errors import InvalidArgumentError, InvalidGlobError, InvalidTime
 from gitquarry.history.search import search_git_history
 from gitquarry.retrieval.filters import compile_glob, parse_time
 from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.pipeline import PipelineSettings
 
 from .conftest import BASE_TIME, FastCommit, GitRepo, Indexer
 
@@ -233,10 +234,15 @@ def test_equal_scores_have_deterministic_order(make_repo, indexer):
     repo.branch("two", "main")
     newer = repo.commit({"same.txt": "identical\n"}, "identical change", BASE_TIME + 2 * DAY)
     indexer.run()
-    orders = {tuple(r.hash for r in search(indexer, "identical change").results)
+    # the two commits are the same change (one patch-id): shown once by default
+    collapsed = search(indexer, "identical change").results
+    assert [r.hash for r in collapsed] == [newer]
+    assert [c["hash"] for c in collapsed[0].copies] == [older]
+    plain = PipelineSettings(collapse=False, ngram_dedup_enabled=False)
+    orders = {tuple(r.hash for r in search(indexer, "identical change", pipeline=plain).results)
               for _ in range(5)}
     assert orders == {(newer, older)}
-    first = search(indexer, "identical change").results
+    first = search(indexer, "identical change", pipeline=plain).results
     assert first[0].bm25 == first[1].bm25
     assert first[0].score > first[1].score
 

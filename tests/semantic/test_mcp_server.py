@@ -15,6 +15,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from gitquarry.mcp.history_tools import PIPELINE_FIELDS
+
 from .conftest import GitRepo, Harness, write_user_config
 from .realistic_repo import COMMITS, SAMESITE_TITLE, build_shop_repo
 
@@ -120,7 +122,13 @@ def test_lists_both_tools_with_the_seed_schema(
 
     tools = {tool.name: tool for tool in with_server(project, body, tmp_path)}
     assert set(tools) == {"search_git_history", "search"} | REPO_DOCS_TOOLS | JOB_TOOLS
-    assert tools["search_git_history"].input_schema == SEED_INPUT_SCHEMA
+    schema = tools["search_git_history"].input_schema
+    # the seed's schema verbatim, plus the optional result-pipeline switches (issue 14)
+    seed_part = {**schema, "properties": {
+        k: v for k, v in schema["properties"].items() if k not in PIPELINE_FIELDS
+    }}
+    assert seed_part == SEED_INPUT_SCHEMA
+    assert {k: schema["properties"][k] for k in PIPELINE_FIELDS} == PIPELINE_FIELDS
     assert tools["search_git_history"].description
     assert tools["search"].input_schema["required"] == ["query"]
 

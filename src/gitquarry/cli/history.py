@@ -26,7 +26,9 @@ from gitquarry.cli.index_run import (
     run_index,
     skipped_status_lines,
 )
+from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.errors import IndexAccessError
+from gitquarry.gitio.refs import display_ref
 from gitquarry.history.status import workspace_status
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
 from gitquarry.store.connection import read_only_note
@@ -60,6 +62,11 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
         f"{printable(cut_text(r.title, 300)[0])}",
         f"    {repo}  score {r.score:.3f}" + (f"  files: {shown}" if shown else ""),
     ]
+    if r.copies:
+        more = f" (+{r.copies_omitted} more)" if r.copies_omitted else ""
+        lines.append(f"    also as: {', '.join(_copy_line(c) for c in r.copies[:5])}"
+                     + (f" (+{len(r.copies) - 5 + r.copies_omitted} more)"
+                        if len(r.copies) > 5 else more))
     if explain:
         bm25 = f"{r.bm25:.4g}" if r.bm25 is not None else "-"
         sim = f"{r.similarity:.3f}" if r.similarity is not None else "-"
@@ -67,7 +74,14 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
             f"    bm25 rank {r.lexical_rank or '-'} (bm25 {bm25}), "
             f"vector rank {r.semantic_rank or '-'} (cosine {sim})"
         )
+        lines.extend(f"    {line}" for line in pipeline_lines(r.pipeline))
     return lines
+
+
+def _copy_line(copy: dict[str, Any]) -> str:
+    refs = copy.get("refs")
+    where = printable(", ".join(display_ref(ref) for ref in refs[:3])) if refs else "no ref"
+    return f"{copy['hash'][:10]} ({copy['via']}; {where})"
 
 
 def register(app: typer.Typer) -> None:
@@ -165,8 +179,23 @@ def register(app: typer.Typer) -> None:
                          help="hybrid (default), semantic or lexical."),
         ] = None,
         explain: Annotated[
-            bool, typer.Option("--explain", help="Show BM25 rank, vector rank and similarity.")
+            bool, typer.Option("--explain", help="Show BM25 rank, vector rank, similarity and "
+                               "what the result pipeline moved or removed.")
         ] = False,
+        no_collapse: Annotated[
+            bool, typer.Option("--no-collapse", help="Show each copy of a change "
+                               "(cherry-picks, backports, merges of shown commits) as its own "
+                               "result instead of listing copies under one.")
+        ] = False,
+        diverse: Annotated[
+            bool, typer.Option("--diverse", help="Diversify the results (MMR; "
+                               "[search] mmr_lambda sets relevance against novelty).")
+        ] = False,
+        min_score: Annotated[
+            float | None,
+            typer.Option("--min-score", metavar="SCORE", show_default=False,
+                         help="Leave out results scoring below SCORE (0-1)."),
+        ] = None,
         as_json: JsonOption = False,
         project: ProjectOption = None,
     ) -> None:
@@ -187,6 +216,9 @@ def register(app: typer.Typer) -> None:
                 after=bounds["after"].seconds if "after" in bounds else None,
                 before=bounds["before"].seconds if "before" in bounds else None,
                 mode=mode,
+                collapse=False if no_collapse else None,
+                diverse=True if diverse else None,
+                min_score=min_score,
             )
             read_only = searcher.store.read_only
         finally:
@@ -212,6 +244,8 @@ def register(app: typer.Typer) -> None:
                 note(
                     f"--{name} {bound.given} read as {READINGS[bound.reading]}: "
                     f"{format_time(bound.seconds)} ({bound.seconds})")
+            for line in summary_lines(response.pipeline):
+                note(line)
         if not response.results:
             out(f"No commits found ({response.total_commits_indexed:,} indexed).")
             return

@@ -85,6 +85,11 @@ class LogCommit:
     invalid_times: dict[str, str] = field(default_factory=dict)
     #: a shallow-clone boundary: parents, files and diff are unknown here
     shallow: bool = False
+    #: ``git patch-id --stable`` of the patch above (first-parent diff for merges): the
+    #: identity shared by cherry-picks, rebased copies and backports of the same change.
+    #: "" when computed but there is none (empty diff, missing objects, shallow boundary);
+    #: None when not computed (``stream_commits(patch_ids=False)``).
+    patch_id: str | None = None
 
     @property
     def complete(self) -> bool:
@@ -98,6 +103,8 @@ class LogCommit:
         self.files = []
         self.delta = "(diff unavailable: shallow clone boundary; parents are not in this clone)"
         self.delta_lines = 0
+        if self.patch_id is not None:
+            self.patch_id = ""
 
     @property
     def author(self) -> str:
@@ -191,16 +198,94 @@ class _Delta:
         return kept + note.encode(), total
 
 
+class _PatchIdSink:
+    """One ``git patch-id --stable`` process fed each commit's patch bytes as ``git log``
+    prints them (never the message, so no message line can be taken for a commit header).
+
+    Its output (``<patch-id> <commit>`` per commit that has a diff) goes to a temporary file,
+    not a pipe, so it can never block while we write its input. Cost: git hashes every patch
+    byte once more, in a second process running beside ``git log``.
+    """
+
+    def __init__(self, git_dir: Path) -> None:
+        # closed in finish()/kill(): they outlive this call
+        self._out = tempfile.TemporaryFile()  # noqa: SIM115
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115
+        self._proc = popen_git(
+            git_dir, ["patch-id", "--stable"],
+            stdin=subprocess.PIPE, stdout=self._out, stderr=self._err,
+        )
+        self._broken = False
+        self.seen: list[str] = []
+
+    def _write(self, data: bytes | memoryview) -> None:
+        if self._broken:
+            return
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            stdin.write(data)
+        except (BrokenPipeError, OSError):
+            self._broken = True
+
+    def begin(self, commit_hash: str) -> None:
+        """A new commit: its patch follows."""
+        self.seen.append(commit_hash)
+        self._write(b"\ncommit " + commit_hash.encode("ascii") + b"\n")
+
+    def feed(self, buf: bytearray, start: int, end: int) -> None:
+        if end > start:
+            with memoryview(buf) as view:
+                self._write(view[start:end])
+
+    def finish(self) -> dict[str, str] | None:
+        """The patch-id of every commit begun so far that has one; None when git patch-id
+        failed (then no commit of the batch gets one, rather than a wrong one)."""
+        stdin = self._proc.stdin
+        assert stdin is not None
+        try:
+            stdin.close()
+        except (BrokenPipeError, OSError):
+            self._broken = True
+        rc = self._proc.wait()
+        try:
+            if rc != 0 or self._broken:
+                self._err.seek(0)
+                log.warning(
+                    "git patch-id failed (exit %s): %s", rc,
+                    self._err.read().decode("utf-8", "replace").strip()[:300],
+                )
+                return None
+            self._out.seek(0)
+            ids: dict[str, str] = {}
+            for line in self._out.read().decode("ascii", "replace").splitlines():
+                parts = line.split()
+                if len(parts) == 2:
+                    ids[parts[1]] = parts[0]
+            return ids
+        finally:
+            self._out.close()
+            self._err.close()
+
+    def kill(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        for f in (self._out, self._err):
+            f.close()
+
+
 class _Parser:
     """Incremental parser of the ``git log`` stream described in the module docstring."""
 
-    def __init__(self, max_lines: int) -> None:
+    def __init__(self, max_lines: int, sink: _PatchIdSink | None = None) -> None:
         self.max_lines = max_lines
         self.buf = bytearray()
         self.pos = 0
         self.state = "header"
         self.current: LogCommit | None = None
         self.delta: _Delta | None = None
+        self.sink = sink
 
     def feed(self, chunk: bytes) -> Iterator[LogCommit]:
         if self.pos > (1 << 20) and self.pos > len(self.buf) // 2:
@@ -243,6 +328,8 @@ class _Parser:
                 if end == -1:
                     return
                 self.current = _parse_header(bytes(buf[start + len(_START) : end]))
+                if self.sink is not None:
+                    self.sink.begin(self.current.hash)
                 self.delta = None
                 self.pos = end + len(_END)
                 self.state = "after_header"
@@ -262,6 +349,8 @@ class _Parser:
                     if eof and self.pos >= len(buf):
                         return
             elif self.state == "raw":
+                if self.pos >= len(buf) and not eof:
+                    return  # the next raw entry (or the patch) starts in the next chunk
                 if buf[self.pos : self.pos + 1] == b":":
                     first = buf.find(b"\x00", self.pos)
                     if first == -1:
@@ -305,9 +394,13 @@ class _Parser:
                 if nxt == -1:
                     limit = len(buf) if eof else max(self.pos, len(buf) - len(_START) + 1)
                     self.delta.feed(buf, self.pos, limit)
+                    if self.sink is not None:
+                        self.sink.feed(buf, self.pos, limit)
                     self.pos = limit
                     return
                 self.delta.feed(buf, self.pos, nxt)
+                if self.sink is not None:
+                    self.sink.feed(buf, self.pos, nxt)
                 self.pos = nxt
                 done = self._finalize()
                 if done is not None:
@@ -372,14 +465,22 @@ def _run_batch(
     *,
     patch: bool = True,
     mailmap: Path | None = None,
+    patch_ids: bool = False,
 ) -> Iterator[LogCommit | tuple[int, str]]:
-    """Yield parsed commits in input order; on git failure, finally yield (rc, stderr)."""
+    """Yield parsed commits in input order; on git failure, finally yield (rc, stderr).
+
+    ``patch_ids`` (with ``patch``): also compute each commit's ``patch_id`` beside the
+    stream (``_PatchIdSink``); the commits are then yielded once the batch is read, since
+    the ids are known only when ``git patch-id`` has seen every patch.
+    """
     args = [
         "log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}",
         *_LOG_OPTIONS, *_DIFF_OPTIONS,
     ]
     if patch:
         args.append("-p")
+    sink = _PatchIdSink(git_dir) if patch and patch_ids else None
+    held: list[LogCommit] = []
     with tempfile.TemporaryFile() as err:
         proc = popen_git(
             git_dir, args, mailmap=mailmap,
@@ -391,25 +492,48 @@ def _run_batch(
             proc.stdin.close()
         except BrokenPipeError:
             pass
-        parser = _Parser(max_lines)
+        parser = _Parser(max_lines, sink)
         try:
             while True:
                 chunk = proc.stdout.read1(_READ_SIZE)  # type: ignore[attr-defined]
                 if not chunk:
                     break
-                yield from parser.feed(chunk)
+                if sink is None:
+                    yield from parser.feed(chunk)
+                else:
+                    held.extend(parser.feed(chunk))
             rest = parser.finish()
             rc = proc.wait()
+        except BaseException:
+            if sink is not None:
+                sink.kill()
+            raise
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
             proc.stdout.close()
         if rc == 0:
-            yield from rest
+            held.extend(rest)
+        if sink is not None:
+            _assign_patch_ids(held, sink.finish())
+        yield from held
+        if rc == 0:
             return
         err.seek(0)
         yield (rc, err.read().decode("utf-8", "replace"))
+
+
+def _assign_patch_ids(commits: list[LogCommit], ids: dict[str, str] | None) -> None:
+    """Set ``patch_id`` on ``commits``: the id git printed, "" when it printed none (no
+    diff), None for every commit when ``git patch-id`` failed (not computed)."""
+    for commit in commits:
+        if ids is None:
+            commit.patch_id = None
+        elif commit.delta_missing or commit.shallow:
+            commit.patch_id = ""
+        else:
+            commit.patch_id = ids.get(commit.hash, "")
 
 
 def stream_commits(
@@ -418,12 +542,15 @@ def stream_commits(
     *,
     delta_max_lines: int = 200,
     mailmap: Path | None = None,
+    patch_ids: bool = False,
 ) -> Iterator[LogCommit]:
     """Yield one ``LogCommit`` per hash, in the order given, reading with as few git
     processes as possible. A commit whose objects are missing is still yielded, with
     ``delta_missing`` set. Callers batch (e.g. 2,000 hashes) for transactions and progress.
     ``mailmap``: the ``.mailmap`` file giving canonical identities (None: identities as
-    committed; see ``gitio.mailmap``).
+    committed; see ``gitio.mailmap``). ``patch_ids``: fill ``LogCommit.patch_id`` from one
+    ``git patch-id --stable`` process per ``git log`` process, fed the same patch bytes
+    (commits then arrive once per git process rather than one by one).
 
     :raises GitError: only if even the header of a commit cannot be read.
     """
@@ -431,7 +558,9 @@ def stream_commits(
     while i < len(hashes):
         done = 0
         failure: tuple[int, str] | None = None
-        for item in _run_batch(git_dir, hashes[i:], delta_max_lines, mailmap=mailmap):
+        for item in _run_batch(
+            git_dir, hashes[i:], delta_max_lines, mailmap=mailmap, patch_ids=patch_ids
+        ):
             if isinstance(item, tuple):
                 failure = item
                 break
@@ -442,17 +571,21 @@ def stream_commits(
         if failure is None:
             return
         bad = hashes[i + done]
-        yield _read_degraded(git_dir, bad, delta_max_lines, failure[1], mailmap)
+        yield _read_degraded(git_dir, bad, delta_max_lines, failure[1], mailmap, patch_ids)
         i += done + 1
 
 
 def _read_degraded(
-    git_dir: Path, commit_hash: str, max_lines: int, stderr: str, mailmap: Path | None
+    git_dir: Path, commit_hash: str, max_lines: int, stderr: str, mailmap: Path | None,
+    patch_ids: bool = False,
 ) -> LogCommit:
     """Read one commit that made a batch fail: first alone with its patch, then without."""
     for patch in (True, False):
         got: LogCommit | None = None
-        for item in _run_batch(git_dir, [commit_hash], max_lines, patch=patch, mailmap=mailmap):
+        for item in _run_batch(
+            git_dir, [commit_hash], max_lines, patch=patch, mailmap=mailmap,
+            patch_ids=patch_ids,
+        ):
             if isinstance(item, tuple):
                 stderr = item[1]
                 got = None
@@ -463,6 +596,8 @@ def _read_degraded(
                 reason = _first_fatal_line(stderr)
                 got.delta = _MISSING_NOTE.format(reason=reason)
                 got.delta_missing = True
+                if patch_ids:
+                    got.patch_id = ""
                 log.warning("commit %s: diff unavailable (%s)", commit_hash, reason)
             return got
     # Even the header is unreadable (the commit's tree is gone): build the header alone.
@@ -477,6 +612,8 @@ def _read_degraded(
     reason = _first_fatal_line(stderr)
     commit.delta = _MISSING_NOTE.format(reason=reason)
     commit.delta_missing = True
+    if patch_ids:
+        commit.patch_id = ""
     return commit
 
 

@@ -53,6 +53,7 @@ from gitquarry.history.locations import (
     relocate_moved,
     remove_vanished,
 )
+from gitquarry.history.patch_ids import backfill_patch_ids, missing_patch_ids
 from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
 from gitquarry.history.report import (
@@ -283,6 +284,7 @@ def index_repository(
         if mailmap_changed:
             report.mailmap_changed = True
             report.identities_remapped = _remap(store, repo_id, repo, mailmap.file, report)
+        _backfill_patch_ids(store, repo, repo_id, mailmap.file, report, progress)
         report.up_to_date = report.identities_remapped == 0
         applied = not mailmap_changed or report.mailmap_changed
         _finish(store, repo_id, new_map, [], mailmap.digest if applied else None,
@@ -340,6 +342,7 @@ def index_repository(
     report.problems = [_problem_report(p) for p in problems]
 
     _read_and_store(store, repo, repo_id, config, to_add, shallow, mailmap.file, report, progress)
+    _backfill_patch_ids(store, repo, repo_id, mailmap.file, report, progress)
     applied = True
     if mailmap_changed:
         report.mailmap_changed = True
@@ -348,6 +351,22 @@ def index_repository(
     _finish(store, repo_id, new_map, problems, mailmap.digest if applied else None,
             shallow_digest, refs_changed=True)
     return report
+
+
+def _backfill_patch_ids(
+    store: Store, repo: Repository, repo_id: int, mailmap: Path | None, report: RepoReport,
+    progress: Progress,
+) -> None:
+    """Patch-ids for this repository's commits stored by an older gitquarry (NULL)."""
+    missing = missing_patch_ids(store, repo_id)
+    if missing:
+        progress.note(
+            f"{report.path}: computing patch-ids (copy detection) for {len(missing)} "
+            "commits indexed by an earlier version"
+        )
+        report.patch_ids_backfilled = backfill_patch_ids(
+            store, repo, repo_id, missing, mailmap=mailmap, progress=progress
+        )
 
 
 def _incomplete(ref: bytes, missing: list[str]) -> RefProblem:
@@ -430,7 +449,8 @@ def _read_and_store(
         # Runs on the prefetch thread: git only, no SQLite (the known ids come with the plan).
         for batch_known, to_read in plan:
             commits = list(stream_commits(
-                repo.git_dir, to_read, delta_max_lines=max_lines, mailmap=mailmap
+                repo.git_dir, to_read, delta_max_lines=max_lines, mailmap=mailmap,
+                patch_ids=True,
             ))
             for commit in commits:
                 if commit.hash in shallow:
@@ -513,7 +533,8 @@ def _insert_commits(
     conn.executemany(
         "INSERT INTO git_commits (id, hash, timestamp, author, committer, title, message, "
         "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge, complete, "
-        "author_raw, committer_raw) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "author_raw, committer_raw, patch_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 first + n,
@@ -532,6 +553,7 @@ def _insert_commits(
                 int(commit.complete),
                 raw_or_none(commit.author, commit.author_raw or commit.author),
                 raw_or_none(commit.committer, commit.committer_raw or commit.committer),
+                commit.patch_id,
             )
             for n, commit in enumerate(commits)
         ],
@@ -568,12 +590,13 @@ def _replace_commit(
     current); its vectors are dropped so the next embedding run sees the real text."""
     conn.execute(
         "UPDATE git_commits SET files_changed = ?, delta_truncated = ?, parents = ?, "
-        "is_merge = ?, complete = 1 WHERE id = ?",
+        "is_merge = ?, complete = 1, patch_id = ? WHERE id = ?",
         (
             json.dumps(commit.files, ensure_ascii=False),
             commit.delta,
             " ".join(commit.parents),
             int(len(commit.parents) > 1),
+            commit.patch_id,
             commit_id,
         ),
     )

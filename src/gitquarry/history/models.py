@@ -33,12 +33,22 @@ class CommitResult:
     semantic_rank: int | None = None
     bm25: float | None = None
     similarity: float | None = None
+    #: other commits that are the same change (``via: patch-id``: same ``git patch-id``;
+    #: ``via: merge``: a merge that only brought in shown commits), each
+    #: ``{hash, refs, committed, via}``; ``refs`` the indexed refs containing it (None: git
+    #: could not say), ``committed`` the committer time
+    copies: list[dict[str, Any]] = field(default_factory=list)
+    #: copies beyond the ones listed
+    copies_omitted: int = 0
+    #: what the result pipeline did to this result (``--explain`` only)
+    pipeline: dict[str, Any] | None = None
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
-        """The seed's result fields; with ``explain`` also ranks, bm25 and similarity."""
+        """The seed's result fields plus ``copies``; with ``explain`` also ranks, bm25,
+        similarity and ``pipeline``."""
         data = asdict(self)
         if not explain:
-            for key in ("lexical_rank", "semantic_rank", "bm25", "similarity"):
+            for key in ("lexical_rank", "semantic_rank", "bm25", "similarity", "pipeline"):
                 data.pop(key)
         return data
 
@@ -61,7 +71,8 @@ class GitSearchResponse:
     semantic ranking is consulted (modes semantic and hybrid) and is 0.0 otherwise.
     ``warnings`` carry a stable ``code``: ``empty_query``, ``no_searchable_terms``,
     ``empty_index``, ``indexing_incomplete``, ``repository_failed``, ``refs_incomplete``,
-    ``semantic_unavailable``, ``no_embeddings``, ``partial_embeddings``, ``semantic_failed``.
+    ``semantic_unavailable``, ``no_embeddings``, ``partial_embeddings``, ``semantic_failed``,
+    ``patch_ids_incomplete``, ``rerank_unavailable``, ``rerank_failed``.
     """
 
     results: list[CommitResult]
@@ -71,9 +82,13 @@ class GitSearchResponse:
     effective_mode: str = "lexical"
     embedded_fraction: float = 0.0
     warnings: list[Warning_] = field(default_factory=list)
+    #: the result pipeline's steps, candidates examined and threshold removals
+    pipeline: dict[str, Any] | None = None
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
+        extra = {"pipeline": self.pipeline} if explain and self.pipeline is not None else {}
         return {
+            **extra,
             "results": [r.to_dict(explain=explain) for r in self.results],
             "query": self.query,
             "total_commits_indexed": self.total_commits_indexed,

@@ -51,6 +51,8 @@ class RepoReport:
     #: stored commits whose identity changed because the .mailmap changed
     identities_remapped: int = 0
     mailmap_changed: bool = False
+    #: stored commits (indexed before patch-ids existed) whose patch-id this run computed
+    patch_ids_backfilled: int = 0
     #: refs/replace/* present in the repository (ignored: commits are indexed as stored)
     replace_refs: int = 0
     problems: list[RefProblemReport] = field(default_factory=list)

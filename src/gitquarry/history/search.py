@@ -25,9 +25,11 @@ from gitquarry.history.candidates import (
 )
 from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
+from gitquarry.history.pipeline import candidates, copies, merge_folder
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.connection import translate_sqlite_error
@@ -40,6 +42,8 @@ TOP_N_MAX = 100
 #: how many candidates each ranker contributes to fusion, relative to top_n
 CANDIDATE_FACTOR = 4
 CANDIDATE_MIN = 50
+#: the largest candidate list a search ranks to fill top_n after the result pipeline
+CANDIDATE_MAX = 3200
 
 
 def hydrate(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
@@ -73,6 +77,26 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
         is_merge=bool(row["is_merge"]),
         **extra,
     )
+
+
+def _label(conn: sqlite3.Connection, known: dict[int, str], commit_id: int) -> str:
+    """A commit id as its hash, for ``--explain``."""
+    if commit_id not in known:
+        row = conn.execute("SELECT hash FROM git_commits WHERE id = ?", (commit_id,)).fetchone()
+        known[commit_id] = row[0] if row else str(commit_id)
+    return known[commit_id]
+
+
+def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
+    """``patch_ids_incomplete`` when some commits' patch-ids were never computed."""
+    row = conn.execute("SELECT 1 FROM git_commits WHERE patch_id IS NULL LIMIT 1").fetchone()
+    if row is None:
+        return []
+    return [Warning_(
+        code="patch_ids_incomplete",
+        message="some commits were indexed before copy detection existed, so their copies "
+        "are not collapsed yet; the next `gitquarry index` run computes their patch-ids",
+    )]
 
 
 def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
@@ -133,13 +157,23 @@ def search_git_history(
     lexical_weight: float = 1.0,
     semantic_weight: float = 1.0,
     rrf_k: int = 60,
+    pipeline: PipelineSettings | None = None,
+    reranker: Reranker | None = None,
+    reranker_problem: tuple[str, str] | None = None,
 ) -> GitSearchResponse:
     """Search indexed commits.
 
     ``mode`` is "lexical", "semantic" or "hybrid". ``semantic`` is a ranker from
     ``gitquarry.history.semantic`` (or None: hybrid/semantic then degrade to lexical with a
     warning). ``after``/``before`` are inclusive Unix-second bounds on the committer time.
-    Results are sorted by ``score`` descending, ties broken deterministically.
+    The fused ranking then goes through the shared result pipeline
+    (``retrieval.pipeline``; ``pipeline`` None: its defaults): copies of one change collapsed
+    (``copies``), near-duplicates removed, optionally a confidence threshold, MMR and a
+    cross-encoder ``reranker``; merges that only brought in shown commits are folded under
+    them. Without MMR or rerank, results are sorted by ``score`` descending, ties broken
+    deterministically; with them, in the order those steps chose (``--explain`` says why).
+    A search whose pipeline removed so many candidates that fewer than ``top_n`` remain ranks
+    again with a 4x longer candidate list (up to ``CANDIDATE_MAX``).
 
     :raises InvalidArgumentError: top_n outside 1..100, unknown mode, after > before.
     :raises InvalidGlobError: ``files_glob`` is malformed.
@@ -168,91 +202,123 @@ def search_git_history(
             glob = GlobCandidates(conn, files_glob)
         try:
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
+            settings = pipeline if pipeline is not None else PipelineSettings()
+            passes = 0
+            while True:  # another pass only when the pipeline used up the candidates
+                pass_warnings: list[Warning_] = []
+                passes += 1
 
-            # Fusion needs each ranker's exact top-``limit``; lexical mode only the top_n.
-            need = top_n if mode == "lexical" or semantic is None else limit
+                # Fusion needs each ranker's exact top-``limit``; lexical mode only the top_n
+                # (on a later pass, all ``limit``: the pipeline removed some).
+                need = top_n if (mode == "lexical" or semantic is None) and passes == 1 else limit
 
-            def lexical_rank(n: int, materialized: bool) -> Hits:
-                return lexical_top_k(
-                    conn, query, filters, n, has_glob=materialized, total_docs=total,
-                    need=need,
-                )
-
-            pending: Callable[[], Any] | None = None
-            semantic_post = glob is not None and not glob.materialized
-            semantic_asked = limit * POST_FILTER_FACTOR if semantic_post else limit
-            if mode != "lexical" and semantic is not None:
-                # SQLite reads now; the query embedding and the matrix product run on a worker
-                # thread while the keyword ranking below runs here.
-                pending = semantic.start(
-                    conn, query, filters, semantic_asked, has_glob=glob is not None
-                    and not semantic_post
-                )
-            lexical: Hits = (
-                rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
-            )
-            if not fts5_match_expression(query) and mode == "lexical":
-                warnings.append(
-                    Warning_(
-                        code="no_searchable_terms",
-                        message=f"the query {query!r} holds no searchable word",
+                def lexical_rank(n: int, materialized: bool, need: int = need) -> Hits:
+                    return lexical_top_k(
+                        conn, query, filters, n, has_glob=materialized, total_docs=total,
+                        need=need,
                     )
+
+                pending: Callable[[], Any] | None = None
+                semantic_post = glob is not None and not glob.materialized
+                semantic_asked = limit * POST_FILTER_FACTOR if semantic_post else limit
+                if mode != "lexical" and semantic is not None:
+                    # SQLite reads now; the query embedding and the matrix product run on a worker
+                    # thread while the keyword ranking below runs here.
+                    pending = semantic.start(
+                        conn, query, filters, semantic_asked, has_glob=glob is not None
+                        and not semantic_post
+                    )
+                lexical: Hits = (
+                    rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
                 )
-            semantic_hits: list[tuple[int, float]] = []
-            effective = "lexical"
-            embedded_fraction = 0.0
-            if mode in ("semantic", "hybrid"):
-                if semantic is None:
-                    warnings.append(
+                if not fts5_match_expression(query) and mode == "lexical":
+                    pass_warnings.append(
                         Warning_(
-                            code="semantic_unavailable",
-                            message="no embedding model is configured; used lexical search",
+                            code="no_searchable_terms",
+                            message=f"the query {query!r} holds no searchable word",
                         )
                     )
+                semantic_hits: list[tuple[int, float]] = []
+                effective = "lexical"
+                embedded_fraction = 0.0
+                if mode in ("semantic", "hybrid"):
+                    if semantic is None:
+                        pass_warnings.append(
+                            Warning_(
+                                code="semantic_unavailable",
+                                message="no embedding model is configured; used lexical search",
+                            )
+                        )
+                    else:
+                        assert pending is not None
+                        outcome = pending()
+                        semantic_hits = list(outcome.hits)
+                        if semantic_post and glob is not None:
+                            kept = glob.post_filter(semantic_hits, semantic_asked, limit, need)
+                            if kept is None:  # too few matching: rank over the materialised set
+                                glob.materialize()
+                                outcome = semantic.top_k(conn, query, filters, limit, has_glob=True)
+                                kept = list(outcome.hits)
+                            semantic_hits = kept
+                        embedded_fraction = outcome.embedded_fraction
+                        if total:  # an empty index already says so once
+                            pass_warnings.extend(outcome.warnings)
+                        effective = outcome.effective_mode(mode)
+                if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
+                    lexical = rank_with_glob(lexical_rank, glob, limit, top_n)
+                if effective == "semantic":
+                    rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
+                    weights = [semantic_weight]
+                elif effective == "hybrid":
+                    rankings = [[i for i, _ in lexical], [i for i, _ in semantic_hits]]
+                    weights = [lexical_weight, semantic_weight]
                 else:
-                    assert pending is not None
-                    outcome = pending()
-                    semantic_hits = list(outcome.hits)
-                    if semantic_post and glob is not None:
-                        kept = glob.post_filter(semantic_hits, semantic_asked, limit, need)
-                        if kept is None:  # too few matching: rank over the materialised set
-                            glob.materialize()
-                            outcome = semantic.top_k(conn, query, filters, limit, has_glob=True)
-                            kept = list(outcome.hits)
-                        semantic_hits = kept
-                    embedded_fraction = outcome.embedded_fraction
-                    if total:  # an empty index already says so once
-                        warnings.extend(outcome.warnings)
-                    effective = outcome.effective_mode(mode)
-            if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
-                lexical = rank_with_glob(lexical_rank, glob, limit, top_n)
-            if effective == "semantic":
-                rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
-                weights = [semantic_weight]
-            elif effective == "hybrid":
-                rankings = [[i for i, _ in lexical], [i for i, _ in semantic_hits]]
-                weights = [lexical_weight, semantic_weight]
-            else:
-                rankings = [[i for i, _ in lexical]]
-                weights = [lexical_weight]
-            fused = rrf_fuse(rankings, weights, k=rrf_k)[:top_n]
-            rows = hydrate(conn, [i for i, _ in fused])
+                    rankings = [[i for i, _ in lexical]]
+                    weights = [lexical_weight]
+                fused = rrf_fuse(rankings, weights, k=rrf_k)
+                scored = [(cid, normalise_rrf(v, weights, k=rrf_k)) for cid, v in fused]
+                vectors_ns = (
+                    getattr(semantic, "namespace_id", None)
+                    if effective != "lexical" and (settings.dedup_enabled or settings.mmr_enabled)
+                    else None
+                )
+                outcome = run_pipeline(
+                    candidates(conn, scored, namespace_id=vectors_ns), settings, top_n=top_n,
+                    query=query, reranker=reranker, reranker_problem=reranker_problem,
+                    fold=merge_folder(conn) if settings.collapse else None,
+                )
+                # the rankers returned all they were asked for: more candidates may exist
+                full = bool(rankings) and max(len(r) for r in rankings) >= need
+                if len(outcome.results) >= top_n or not full or limit >= CANDIDATE_MAX:
+                    break
+                limit = min(limit * CANDIDATE_FACTOR, CANDIDATE_MAX)
+            warnings.extend(pass_warnings)
+            warnings.extend(Warning_(code=c, message=m) for c, m in outcome.warnings)
+            if settings.collapse:
+                warnings.extend(_patch_id_warnings(conn))
+            rows = hydrate(conn, [c.key for c in outcome.results])
+            found = copies(conn, outcome, collapse=settings.collapse)
             lex_rank = {cid: n for n, (cid, _) in enumerate(lexical, start=1)}
             lex_score = dict(lexical)
             sem_rank = {cid: n for n, (cid, _) in enumerate(semantic_hits, start=1)}
             sem_score = dict(semantic_hits)
+            by_id = {cid: rows[cid]["hash"] for cid in rows}
             results = [
                 _result(
-                    rows[cid],
-                    normalise_rrf(score, weights, k=rrf_k),
-                    lexical_rank=lex_rank.get(cid),
-                    semantic_rank=sem_rank.get(cid),
-                    bm25=lex_score.get(cid),
-                    similarity=sem_score.get(cid),
+                    rows[c.key],
+                    c.score,
+                    lexical_rank=lex_rank.get(c.key),
+                    semantic_rank=sem_rank.get(c.key),
+                    bm25=lex_score.get(c.key),
+                    similarity=sem_score.get(c.key),
+                    copies=found.get(c.key, ([], 0))[0],
+                    copies_omitted=found.get(c.key, ([], 0))[1],
+                    pipeline=outcome.explain(c, label=lambda k: _label(conn, by_id, k)),
                 )
-                for cid, score in fused
-                if cid in rows
+                for c in outcome.results
+                if c.key in rows
             ]
+            summary = outcome.summary(label=lambda k: _label(conn, by_id, k))
         finally:
             if glob is not None:
                 conn.execute("ROLLBACK")
@@ -266,4 +332,5 @@ def search_git_history(
         effective_mode=effective,
         embedded_fraction=embedded_fraction,
         warnings=warnings,
+        pipeline=summary,
     )

@@ -8,6 +8,8 @@ from typing import Any
 
 from gitquarry.history.models import GitSearchResponse
 from gitquarry.history.search import search_git_history, validate_request
+from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
+from gitquarry.retrieval.rerank import reranker_for
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
 
@@ -61,16 +63,28 @@ class HistorySearcher:
         after: int | None = None,
         before: int | None = None,
         mode: str | None = None,
+        collapse: bool | None = None,
+        diverse: bool | None = None,
+        min_score: float | None = None,
     ) -> GitSearchResponse:
         """Run ``search_git_history`` with the workspace's ``[search]`` settings.
 
-        ``mode`` None means the configured default (hybrid unless changed).
+        ``mode`` None means the configured default (hybrid unless changed). ``collapse``,
+        ``diverse`` (MMR) and ``min_score`` override ``[search] collapse_copies``,
+        ``mmr_enabled`` and ``min_confidence`` for this request (None: configured).
+
+        :raises InvalidArgumentError: also for ``min_score`` outside [0, 1].
         """
         cfg = self.workspace.config.search
         mode = mode or cfg.mode
         validate_request(
             top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before
         )
+        check_min_score(min_score)
+        settings = PipelineSettings.from_search_config(
+            cfg, diverse=diverse, min_score=min_score, collapse=collapse
+        )
+        reranker, problem = reranker_for(cfg)
         semantic = self.semantic() if mode in ("semantic", "hybrid") else None
         return search_git_history(
             self.store,
@@ -84,6 +98,9 @@ class HistorySearcher:
             lexical_weight=cfg.lexical_weight,
             semantic_weight=cfg.semantic_weight,
             rrf_k=cfg.rrf_k,
+            pipeline=settings,
+            reranker=reranker,
+            reranker_problem=problem,
         )
 
     def close(self) -> None:

@@ -1,13 +1,15 @@
 """The MCP tool ``search_git_history`` (the seed's contract), on the shared gitquarry server.
 
-Input schema: exactly the seed's (``query`` required; ``top_n`` 1..100 default 5;
-``files_glob``; ``after_timestamp``; ``before_timestamp``). Output: one text block holding the
-JSON response, sent once (no structured-content copy) — ``results`` (hash, title, author,
-committer, timestamp, message, files_changed, delta_truncated, score, repo_path, and ``cut``
-when a field was shortened), ``query``, ``total_commits_indexed``, ``effective_mode``,
-``results_omitted``, ``warnings`` — bounded by ``gitquarry.bounded.HISTORY_LIMITS`` (every field
-capped, at most 1,000,000 bytes in all). Invalid arguments and gitquarry errors come back as
-tool errors (``is_error``) with the error's message; the server never crashes on them.
+Input schema: the seed's (``query`` required; ``top_n`` 1..100 default 5; ``files_glob``;
+``after_timestamp``; ``before_timestamp``) plus the optional result-pipeline switches
+``collapse``, ``diverse`` and ``min_score``. Output: one text block holding the JSON response,
+sent once (no structured-content copy) — ``results`` (hash, title, author, committer,
+timestamp, message, files_changed, delta_truncated, score, repo_path, ``copies`` and
+``copies_omitted`` (issue 14), and ``cut`` when a field was shortened), ``query``,
+``total_commits_indexed``, ``effective_mode``, ``results_omitted``, ``warnings`` — bounded by
+``gitquarry.bounded.HISTORY_LIMITS`` (every field capped, at most 1,000,000 bytes in all).
+Invalid arguments and gitquarry errors come back as tool errors (``is_error``) with the
+error's message; the server never crashes on them.
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the tool's annotations.
@@ -29,7 +31,27 @@ from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
 
-#: The seed's input schema, verbatim (section 5.1).
+#: Optional fields beyond the seed's schema: the result pipeline's per-request switches.
+PIPELINE_FIELDS: dict[str, Any] = {
+    "collapse": {
+        "type": "boolean",
+        "default": True,
+        "description": "Show copies of one change (cherry-picks, backports, rebased copies, "
+        "merges of shown commits) once, listed under 'copies'; false lists each separately",
+    },
+    "diverse": {
+        "type": "boolean",
+        "description": "Diversify results (MMR); default from the server's configuration",
+    },
+    "min_score": {
+        "type": "number",
+        "minimum": 0,
+        "maximum": 1,
+        "description": "Leave out results whose score is below this (0-1)",
+    },
+}
+
+#: The seed's input schema, verbatim (section 5.1), plus ``PIPELINE_FIELDS``.
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -56,6 +78,8 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "description": "Optional Unix timestamp to filter commits before this date",
         },
+        # beyond the seed: the result pipeline's per-request switches (issue 14)
+        **{name: PIPELINE_FIELDS[name] for name in PIPELINE_FIELDS},
     },
     "required": ["query"],
 }
@@ -99,6 +123,9 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
         files_glob: Annotated[str | None, Field(strict=True)] = None,
         after_timestamp: Annotated[int | None, Field(strict=True)] = None,
         before_timestamp: Annotated[int | None, Field(strict=True)] = None,
+        collapse: Annotated[bool | None, Field(strict=True)] = None,
+        diverse: Annotated[bool | None, Field(strict=True)] = None,
+        min_score: Annotated[float | None, Field(ge=0, le=1)] = None,
     ) -> CallToolResult:
         try:
             with lock:
@@ -108,6 +135,9 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
                     files_glob=files_glob,
                     after=after_timestamp,
                     before=before_timestamp,
+                    collapse=collapse,
+                    diverse=diverse,
+                    min_score=min_score,
                 )
                 read_only = searcher.store.read_only
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors

@@ -279,3 +279,19 @@ def _git_inputs(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@MIGRATIONS("history_0006_patch_ids")
+def _patch_ids(conn: sqlite3.Connection) -> None:
+    """``git_commits.patch_id``: ``git patch-id --stable`` of the commit's patch (a merge's
+    first-parent diff), the identity of cherry-picks, rebased copies and backports, which
+    search collapses into one result. NULL: not computed yet (rows written before this
+    migration; the next ``gitquarry index`` run backfills them from git, see
+    ``history.patch_ids``); "": computed, none (an empty diff, or its objects are missing)."""
+    run_script(
+        conn,
+        """
+        ALTER TABLE git_commits ADD COLUMN patch_id TEXT;
+        CREATE INDEX idx_patch_id ON git_commits(patch_id);
+        """,
+    )

@@ -1,0 +1,244 @@
+"""The commit corpus's side of the shared result pipeline (``retrieval.pipeline``).
+
+- ``candidates``: the fused ranking as pipeline candidates, read from SQLite in small chunks
+  only as far as the pipeline asks (text: title and message; group: the patch-id; vector:
+  the commit's vector in the ranker's namespace, only when dedup or MMR needs it).
+- ``merge_folder``: the fold hook: a merge shown beside commits it brought in is folded under
+  them when everything it brought in (``git rev-list P2 ^P1``, asked of git only for a merge
+  one of whose other parents is already shown) is shown, directly or as a copy.
+- ``copies``: for each shown commit, the other commits with its patch-id (cherry-picks,
+  rebased copies, backports, single-commit merges) and the merges folded under it, each with
+  the indexed refs that contain it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gitquarry.gitio.ancestry import merged_commits, refs_containing
+from gitquarry.gitio.refs import ref_from_bytes
+from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
+
+log = logging.getLogger(__name__)
+
+#: rows read per SQLite query while the pipeline pulls candidates
+CHUNK = 32
+#: copies listed per result (the rest are counted in ``copies_omitted``)
+MAX_COPIES = 20
+#: refs listed per copy (the rest are counted in ``refs_omitted``)
+MAX_REFS = 20
+#: a merge that brought in more commits than this is never folded
+MAX_MERGED = 100
+
+
+@dataclass(frozen=True)
+class CommitRow:
+    """What the pipeline and the fold hook need of a candidate commit."""
+
+    id: int
+    hash: str
+    parents: tuple[str, ...]
+    is_merge: bool
+    patch_id: str | None
+    timestamp: int
+
+
+def candidates(
+    conn: sqlite3.Connection,
+    scored: Sequence[tuple[int, float]],
+    *,
+    namespace_id: int | None = None,
+) -> Iterator[Candidate[int]]:
+    """``scored`` ((commit id, score in [0, 1]), best first) as pipeline candidates, read in
+    chunks of ``CHUNK`` rows. ``namespace_id``: attach each commit's vector from that
+    embedding namespace (None: no vectors)."""
+    for start in range(0, len(scored), CHUNK):
+        part = scored[start : start + CHUNK]
+        ids = [cid for cid, _ in part]
+        marks = ",".join("?" * len(ids))
+        rows = {
+            int(r[0]): r
+            for r in conn.execute(
+                "SELECT id, hash, title, message, parents, is_merge, patch_id, timestamp "
+                f"FROM git_commits WHERE id IN ({marks})",
+                ids,
+            )
+        }
+        vectors: dict[int, np.ndarray] = {}
+        if namespace_id is not None:
+            for cid, blob in conn.execute(
+                f"SELECT commit_id, vector FROM commit_vectors WHERE namespace_id = ? "
+                f"AND commit_id IN ({marks})",
+                [namespace_id, *ids],
+            ):
+                vectors[int(cid)] = np.frombuffer(blob, dtype="<f4")
+        for cid, score in part:
+            row = rows.get(cid)
+            if row is None:  # pruned between ranking and now
+                continue
+            data = CommitRow(
+                id=cid, hash=row[1], parents=tuple(row[4].split()), is_merge=bool(row[5]),
+                patch_id=row[6] or None, timestamp=int(row[7]),
+            )
+            yield Candidate(
+                key=cid, score=score, text=f"{row[2]}\n\n{row[3]}", vector=vectors.get(cid),
+                group=data.patch_id, data=data,
+            )
+
+
+def _git_dir(conn: sqlite3.Connection, commit_id: int) -> tuple[int, Path] | None:
+    """(repository id, git dir) of the first repository (by path) holding the commit, when
+    it is still on disk."""
+    for repo_id, common_dir in conn.execute(
+        "SELECT r.id, r.common_dir FROM repo_commits rc JOIN repositories r "
+        "ON r.id = rc.repo_id WHERE rc.commit_id = ? ORDER BY r.path",
+        (commit_id,),
+    ):
+        path = Path(common_dir)
+        if path.is_dir():
+            return int(repo_id), path
+    return None
+
+
+def _copy_hashes(conn: sqlite3.Connection, patch_ids: set[str]) -> set[str]:
+    if not patch_ids:
+        return set()
+    marks = ",".join("?" * len(patch_ids))
+    return {
+        r[0] for r in conn.execute(
+            f"SELECT hash FROM git_commits WHERE patch_id IN ({marks})", sorted(patch_ids)
+        )
+    }
+
+
+def merge_folder(conn: sqlite3.Connection) -> Any:
+    """The fold hook for ``run_pipeline``: ``fold(window) -> {merge id: host commit id}``.
+
+    A merge in the window is folded when every commit it brought in is in the window or is
+    a copy (same patch-id) of one; the host is the best-ranked non-merge among them. Git is
+    asked (``gitio.ancestry.merged_commits``) only for merges one of whose other parents is
+    already shown, at most once per merge per query.
+    """
+    cache: dict[int, list[str] | None] = {}
+
+    def fold(window: list[Candidate[int]]) -> dict[int, int]:
+        rows: list[CommitRow] = [c.data for c in window]
+        shown = {r.hash for r in rows} | _copy_hashes(
+            conn, {r.patch_id for r in rows if r.patch_id}
+        )
+        position = {r.hash: n for n, r in enumerate(rows)}
+        by_hash = {r.hash: r for r in rows}
+        out: dict[int, int] = {}
+        for row in rows:
+            if not row.is_merge or not any(p in shown for p in row.parents[1:]):
+                continue
+            if row.id not in cache:
+                where = _git_dir(conn, row.id)
+                cache[row.id] = (
+                    merged_commits(where[1], row.parents, limit=MAX_MERGED)
+                    if where is not None else None
+                )
+            brought = cache[row.id]
+            if not brought or not all(h in shown for h in brought):
+                continue
+            hosts = [h for h in brought if h in by_hash and not by_hash[h].is_merge]
+            if hosts:
+                out[row.id] = by_hash[min(hosts, key=lambda h: position[h])].id
+        return out
+
+    return fold
+
+
+def copies(
+    conn: sqlite3.Connection, outcome: PipelineOutcome[int], *, collapse: bool
+) -> dict[int, tuple[list[dict[str, Any]], int]]:
+    """Per shown commit id: its copies (``{hash, refs, committed, via}``; ``via`` is
+    ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, or None when git could
+    not say; ``refs_omitted`` when more than ``MAX_REFS``) and how many more were left out."""
+    if not collapse:
+        return {}
+    wanted: dict[int, list[tuple[int, str, int, str]]] = {}
+    omitted: dict[int, int] = {}
+    for result in outcome.results:
+        row: CommitRow = result.data
+        listed: list[tuple[int, str, int, str]] = []
+        total = 0
+        if row.patch_id:
+            listed += [
+                (int(i), h, int(t), "patch-id")
+                for i, h, t in conn.execute(
+                    "SELECT id, hash, timestamp FROM git_commits WHERE patch_id = ? AND id != ? "
+                    "ORDER BY timestamp, id LIMIT ?",
+                    (row.patch_id, row.id, MAX_COPIES),
+                )
+            ]
+            total = len(listed)
+            if total == MAX_COPIES:
+                total = int(conn.execute(
+                    "SELECT count(*) FROM git_commits WHERE patch_id = ? AND id != ?",
+                    (row.patch_id, row.id),
+                ).fetchone()[0])
+        folded = [a.key for a in result.absorbed if a.step == "fold"]
+        if folded:
+            marks = ",".join("?" * len(folded))
+            merges = [
+                (int(i), h, int(t), "merge")
+                for i, h, t in conn.execute(
+                    f"SELECT id, hash, timestamp FROM git_commits WHERE id IN ({marks})", folded
+                )
+            ]
+            listed += merges
+            total += len(merges)
+        if not listed:
+            continue
+        listed.sort(key=lambda x: (x[2], x[0]))
+        wanted[result.key] = listed[:MAX_COPIES]
+        omitted[result.key] = total - len(wanted[result.key])
+    refs = _refs(conn, [c for items in wanted.values() for c in items])
+    return {
+        key: (
+            [_copy_dict(h, t, via, refs.get(cid)) for cid, h, t, via in items],
+            omitted[key],
+        )
+        for key, items in wanted.items()
+    }
+
+
+def _copy_dict(commit_hash: str, committed: int, via: str,
+               refs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"hash": commit_hash, "refs": None, "committed": committed, "via": via}
+    if refs is not None:
+        out["refs"] = refs[:MAX_REFS]
+        if len(refs) > MAX_REFS:
+            out["refs_omitted"] = len(refs) - MAX_REFS
+    return out
+
+
+def _refs(
+    conn: sqlite3.Connection, items: list[tuple[int, str, int, str]]
+) -> dict[int, list[str] | None]:
+    """Indexed refs containing each commit, asked of the first repository holding it."""
+    by_repo: dict[int, tuple[Path, list[tuple[int, str]]]] = {}
+    out: dict[int, list[str] | None] = {}
+    for cid, commit_hash, _t, _via in items:
+        where = _git_dir(conn, cid)
+        if where is None:
+            out[cid] = None
+            continue
+        by_repo.setdefault(where[0], (where[1], []))[1].append((cid, commit_hash))
+    for repo_id, (git_dir, commits) in by_repo.items():
+        indexed = {
+            ref_from_bytes(r[0] if isinstance(r[0], bytes) else str(r[0]).encode())
+            for r in conn.execute("SELECT ref FROM repo_refs WHERE repo_id = ?", (repo_id,))
+        }
+        found = refs_containing(git_dir, [h for _, h in commits], among=indexed)
+        for cid, commit_hash in commits:
+            out[cid] = found.get(commit_hash)
+    return out

@@ -1,0 +1,484 @@
+"""The result pipeline every corpus runs after ranking (seed 000 §2.3, issue 14).
+
+One implementation for commit history, repository docs and the architecture graph. Input:
+candidates in ranked order (best first), each with a score in [0, 1] (or raw scores and
+``normalise``), the text and, where the corpus has one, the unit vector of the result. Steps,
+in the seed's order, each switchable (``PipelineSettings``, from ``[search]``):
+
+1. **normalise** (corpora with raw scores only): min-max scaling over the candidate list.
+2. **collapse**: candidates with the same ``group`` (commit history: the patch-id shared by a
+   cherry-pick, a rebased copy, a backport) are one result, at the best rank any copy
+   reached; the others are listed under it.
+3. **threshold**: a candidate whose score is below ``min_confidence`` is removed.
+4. **ngram_dedup**: a candidate whose text's word-trigram Jaccard similarity with a result
+   already kept is ``>= ngram_dedup_threshold`` is listed under that result.
+5. **embedding_dedup**: the same with the cosine similarity of the vectors
+   (``dedup_threshold``); candidates without a vector are never removed by it.
+6. **doc_limit**: at most ``max_chunks_per_doc`` results per ``doc``.
+7. **mmr**: maximal marginal relevance, ``λ·score − (1−λ)·max similarity to the results
+   chosen before`` (cosine of vectors when both have one, else the n-gram Jaccard), greedily.
+   λ = 1 is the plain ranking.
+8. **rerank**: a cross-encoder (``retrieval.rerank``) scores the first ``rerank_top_n``
+   (query, text) pairs and orders them by that score.
+9. **fold** (a corpus hook): results the corpus folds under other shown results (commit
+   history: a merge that only brought in commits already shown).
+
+Steps 2-6 are filters applied in rank order over a lazy input, so a corpus may hydrate its
+candidates one by one and the pipeline reads only as many as it needs: ``top_n`` survivors
+(more when MMR or rerank choose from a pool: ``pool_size``), then one more for every result a
+fold removed. A removed candidate is never lost silently: it is listed under the result that
+absorbed it (``Candidate.absorbed``) or in ``PipelineOutcome.removed`` (threshold), and
+``explain`` says per result which steps moved or removed what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+from gitquarry.retrieval.similarity import cosine, jaccard, shingles
+
+K = TypeVar("K", bound=Hashable)
+
+#: how many times a fold may remove results and the window be refilled
+FOLD_ROUNDS = 4
+#: MMR chooses from up to this many times ``top_n`` candidates (at least ``MMR_POOL_MIN``)
+MMR_POOL_FACTOR = 3
+MMR_POOL_MIN = 20
+#: similarities within this of a threshold count as reaching it (float32 vectors)
+_EPS = 1e-6
+
+
+@dataclass(frozen=True, kw_only=True)
+class PipelineSettings:
+    """What the pipeline does; the seed's ``SearchPipelineConfig`` names and defaults, plus
+    ``collapse`` (copies of one change) and ``normalise`` (min-max first, for raw scores)."""
+
+    min_confidence: float = 0.0
+    max_chunks_per_doc: int = 2
+    dedup_enabled: bool = False
+    dedup_threshold: float = 0.85
+    ngram_dedup_enabled: bool = True
+    ngram_dedup_threshold: float = 0.7
+    mmr_enabled: bool = False
+    mmr_lambda: float = 0.7
+    rerank_enabled: bool = False
+    rerank_top_n: int = 10
+    collapse: bool = True
+    normalise: bool = False
+
+    @classmethod
+    def from_search_config(
+        cls,
+        search: Any,
+        *,
+        diverse: bool | None = None,
+        min_score: float | None = None,
+        collapse: bool | None = None,
+        normalise: bool = False,
+        max_chunks_per_doc: int | None = None,
+    ) -> PipelineSettings:
+        """Settings from ``[search]`` (``config.SearchConfig``) with per-request overrides:
+        ``diverse`` turns MMR on/off, ``min_score`` replaces ``min_confidence``,
+        ``collapse`` turns copy collapsing on/off (None: the configured value)."""
+        return cls(
+            min_confidence=search.min_confidence if min_score is None else min_score,
+            max_chunks_per_doc=(
+                search.max_chunks_per_doc if max_chunks_per_doc is None else max_chunks_per_doc
+            ),
+            dedup_enabled=search.dedup_enabled,
+            dedup_threshold=search.dedup_threshold,
+            ngram_dedup_enabled=search.ngram_dedup_enabled,
+            ngram_dedup_threshold=search.ngram_dedup_threshold,
+            mmr_enabled=search.mmr_enabled if diverse is None else diverse,
+            mmr_lambda=search.mmr_lambda,
+            rerank_enabled=search.rerank_enabled,
+            rerank_top_n=search.rerank_top_n,
+            collapse=search.collapse_copies if collapse is None else collapse,
+            normalise=normalise,
+        )
+
+    def pool_size(self, top_n: int, *, rerank: bool) -> int:
+        """How many survivors of the filters the ordering steps choose ``top_n`` from."""
+        size = top_n
+        if self.mmr_enabled:
+            size = max(size, MMR_POOL_FACTOR * top_n, MMR_POOL_MIN)
+        if rerank:
+            size = max(size, self.rerank_top_n)
+        return size
+
+
+def check_min_score(value: float | None, name: str = "min_score") -> None:
+    """:raises InvalidArgumentError: ``value`` is not None and not a number in [0, 1]."""
+    import math
+
+    from gitquarry.errors import InvalidArgumentError
+
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+        math.isfinite(value) and 0 <= value <= 1
+    ):
+        raise InvalidArgumentError(name, f"must be a number from 0 to 1, got {value!r}")
+
+
+class Reranker(Protocol):
+    """A cross-encoder: one relevance score per (query, passage), higher is better."""
+
+    name: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]: ...
+
+
+@dataclass(frozen=True)
+class Absorbed(Generic[K]):
+    """A candidate listed under a result instead of shown: ``step`` removed it
+    (``collapse``, ``ngram_dedup``, ``embedding_dedup``, ``doc_limit``, ``fold``);
+    ``similarity`` is the value that reached the step's threshold (dedup steps)."""
+
+    key: K
+    step: str
+    input_rank: int
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Move:
+    """A result moved by an ordering step from rank ``before`` to ``after`` (1-based, among
+    the candidates that step ordered); ``score`` is the step's own score (rerank)."""
+
+    step: str
+    before: int
+    after: int
+    score: float | None = None
+
+
+@dataclass(frozen=True)
+class Removed(Generic[K]):
+    """A candidate dropped without a result to list it under (``threshold``)."""
+
+    key: K
+    step: str
+    input_rank: int
+    score: float
+
+
+@dataclass(kw_only=True, eq=False)
+class Candidate(Generic[K]):
+    """One ranked candidate. ``score`` in [0, 1], higher is better (raw when the settings
+    normalise). ``text`` feeds n-gram dedup, MMR without vectors and rerank; ``vector`` (unit
+    length, or None) embedding dedup and MMR; ``doc`` the per-document limit (None: a document
+    of its own); ``group`` collapsing (None: no copies). ``data`` is the corpus's own payload.
+    The pipeline fills ``input_rank`` (1-based position in the input), ``absorbed``, ``moves``
+    and ``rerank_score``."""
+
+    key: K
+    score: float
+    text: str = ""
+    vector: np.ndarray | None = None
+    doc: Hashable | None = None
+    group: Hashable | None = None
+    data: Any = None
+    input_rank: int = 0
+    absorbed: list[Absorbed[K]] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+    rerank_score: float | None = None
+    _shingles: frozenset[tuple[str, ...]] | None = None
+
+    @property
+    def shingles(self) -> frozenset[tuple[str, ...]]:
+        if self._shingles is None:
+            self._shingles = shingles(self.text)
+        return self._shingles
+
+
+@dataclass
+class PipelineOutcome(Generic[K]):
+    """The results (at most ``top_n``, in final order), the candidates dropped without a
+    host, the steps that ran, typed warnings ``(code, message)`` and how many candidates
+    were read from the input."""
+
+    results: list[Candidate[K]]
+    removed: list[Removed[K]] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    examined: int = 0
+
+    def explain(self, result: Candidate[K], label: Callable[[K], str] = str) -> dict[str, Any]:
+        """What the pipeline did to one result, as JSON-ready data: its input rank, its
+        final rank, the ordering steps that moved it, and what it absorbed (by step)."""
+        rank = next(n for n, r in enumerate(self.results, start=1) if r is result)
+        absorbed: dict[str, list[dict[str, Any]]] = {}
+        for item in result.absorbed:
+            entry: dict[str, Any] = {"key": label(item.key), "input_rank": item.input_rank}
+            if item.similarity is not None:
+                entry["similarity"] = round(item.similarity, 4)
+            absorbed.setdefault(item.step, []).append(entry)
+        moves = [
+            {"step": m.step, "from": m.before, "to": m.after,
+             **({"score": round(m.score, 6)} if m.score is not None else {})}
+            for m in result.moves
+        ]
+        return {"input_rank": result.input_rank, "rank": rank, "moved": moves,
+                "absorbed": absorbed}
+
+    def summary(self, label: Callable[[K], str] = str) -> dict[str, Any]:
+        """Response-level facts: steps run, candidates examined, threshold removals."""
+        return {
+            "steps": list(self.steps),
+            "examined": self.examined,
+            "removed": [
+                {"key": label(r.key), "step": r.step, "input_rank": r.input_rank,
+                 "score": round(r.score, 6)}
+                for r in self.removed
+            ],
+        }
+
+
+def min_max(candidates: list[Candidate[K]]) -> None:
+    """Scale the scores in place to [0, 1]: best 1, worst 0; all 1 when they are equal."""
+    if not candidates:
+        return
+    lo = min(c.score for c in candidates)
+    hi = max(c.score for c in candidates)
+    for c in candidates:
+        c.score = 1.0 if hi == lo else (c.score - lo) / (hi - lo)
+
+
+class _Filters(Generic[K]):
+    """Steps 2-6 applied to the input in rank order; ``take(n)`` returns up to ``n`` more
+    survivors."""
+
+    def __init__(self, source: Iterator[Candidate[K]], settings: PipelineSettings) -> None:
+        self.source = source
+        self.s = settings
+        self.kept: list[Candidate[K]] = []
+        self.removed: list[Removed[K]] = []
+        self.group_host: dict[Hashable, Candidate[K] | None] = {}
+        self.docs: dict[Hashable, list[Candidate[K]]] = {}
+        self.read = 0
+        self.exhausted = False
+
+    def take(self, n: int) -> list[Candidate[K]]:
+        out: list[Candidate[K]] = []
+        while len(out) < n and not self.exhausted:
+            try:
+                c = next(self.source)
+            except StopIteration:
+                self.exhausted = True
+                break
+            self.read += 1
+            c.input_rank = self.read
+            if self._admit(c):
+                out.append(c)
+        return out
+
+    def _absorb(self, host: Candidate[K], c: Candidate[K], step: str,
+                similarity: float | None = None) -> None:
+        host.absorbed.append(Absorbed(c.key, step, c.input_rank, similarity))
+        # copies of an absorbed candidate follow it to its host
+        host.absorbed.extend(c.absorbed)
+        if c.group is not None and self.s.collapse:
+            self.group_host.setdefault(c.group, host)
+
+    def _admit(self, c: Candidate[K]) -> bool:
+        s = self.s
+        if s.collapse and c.group is not None and c.group in self.group_host:
+            host = self.group_host[c.group]
+            if host is not None:
+                self._absorb(host, c, "collapse")
+                return False
+        if c.score < s.min_confidence:
+            self.removed.append(Removed(c.key, "threshold", c.input_rank, c.score))
+            if s.collapse and c.group is not None:
+                self.group_host.setdefault(c.group, None)
+            return False
+        if s.ngram_dedup_enabled:
+            host, sim = _most_similar(self.kept, lambda k: jaccard(c.shingles, k.shingles))
+            if host is not None and sim >= s.ngram_dedup_threshold - _EPS:
+                self._absorb(host, c, "ngram_dedup", sim)
+                return False
+        if s.dedup_enabled and c.vector is not None:
+            vector = c.vector
+            host, sim = _most_similar(
+                [k for k in self.kept if k.vector is not None],
+                lambda k: max(0.0, cosine(vector, k.vector)),  # type: ignore[arg-type]
+            )
+            if host is not None and sim >= s.dedup_threshold - _EPS:
+                self._absorb(host, c, "embedding_dedup", sim)
+                return False
+        if c.doc is not None:
+            same = self.docs.setdefault(c.doc, [])
+            if len(same) >= s.max_chunks_per_doc:
+                self._absorb(same[0], c, "doc_limit")
+                return False
+            same.append(c)
+        self.kept.append(c)
+        if s.collapse and c.group is not None:
+            self.group_host[c.group] = c
+        return True
+
+
+def _most_similar(
+    kept: list[Candidate[K]], sim: Callable[[Candidate[K]], float]
+) -> tuple[Candidate[K] | None, float]:
+    best: Candidate[K] | None = None
+    best_sim = -1.0
+    for k in kept:
+        value = sim(k)
+        if value > best_sim:
+            best, best_sim = k, value
+    return best, best_sim
+
+
+def _pair_similarity(a: Candidate[K], b: Candidate[K]) -> float:
+    if a.vector is not None and b.vector is not None:
+        return max(0.0, cosine(a.vector, b.vector))
+    return jaccard(a.shingles, b.shingles)
+
+
+def mmr_order(items: Sequence[Candidate[K]], lam: float) -> list[Candidate[K]]:
+    """``items`` (best first) reordered by maximal marginal relevance: repeatedly the item
+    maximising ``lam·score − (1−lam)·max similarity to the items already chosen``; ties keep
+    the input order. ``lam = 1`` returns the items ordered by score (ties: input order)."""
+    remaining = list(range(len(items)))
+    max_sim = [0.0] * len(items)
+    order: list[int] = []
+    while remaining:
+        best = max(remaining, key=lambda i: (lam * items[i].score - (1 - lam) * max_sim[i], -i))
+        remaining.remove(best)
+        order.append(best)
+        if lam < 1:
+            for i in remaining:
+                max_sim[i] = max(max_sim[i], _pair_similarity(items[i], items[best]))
+    return [items[i] for i in order]
+
+
+def run_pipeline(
+    candidates: Iterable[Candidate[K]],
+    settings: PipelineSettings,
+    *,
+    top_n: int,
+    query: str = "",
+    reranker: Reranker | None = None,
+    reranker_problem: tuple[str, str] | None = None,
+    fold: Callable[[list[Candidate[K]]], dict[K, K]] | None = None,
+) -> PipelineOutcome[K]:
+    """Run the steps in the module docstring over ``candidates`` (ranked, best first) and
+    return at most ``top_n`` results.
+
+    ``reranker``: the cross-encoder for step 8; when ``settings.rerank_enabled`` and it is
+    None, rerank is skipped with the warning ``reranker_problem`` (code, message) or
+    ``rerank_unavailable``. ``fold(window)`` returns ``{key: host key}`` for results of the
+    current window to fold under another result of it; the window is then refilled.
+    A reranker that raises is reported (``rerank_failed``) and the order kept.
+    """
+    outcome: PipelineOutcome[K] = PipelineOutcome(results=[])
+    source: Iterator[Candidate[K]] = iter(candidates)
+    if settings.normalise:
+        listed = list(source)
+        min_max(listed)
+        source = iter(listed)
+        outcome.steps.append("normalise")
+    if settings.collapse:
+        outcome.steps.append("collapse")
+    if settings.min_confidence > 0:
+        outcome.steps.append("threshold")
+    if settings.ngram_dedup_enabled:
+        outcome.steps.append("ngram_dedup")
+    if settings.dedup_enabled:
+        outcome.steps.append("embedding_dedup")
+    outcome.steps.append("doc_limit")
+    use_rerank = settings.rerank_enabled and reranker is not None
+    if settings.rerank_enabled and reranker is None:
+        outcome.warnings.append(reranker_problem or (
+            "rerank_unavailable", "rerank is enabled but no cross-encoder is configured "
+            "([search] rerank_model); results are not reranked",
+        ))
+    if settings.mmr_enabled:
+        outcome.steps.append("mmr")
+    if use_rerank:
+        outcome.steps.append("rerank")
+    if fold is not None:
+        outcome.steps.append("fold")
+
+    filters = _Filters(source, settings)
+    pool = filters.take(settings.pool_size(top_n, rerank=use_rerank))
+    rerank_scores: dict[Hashable, float] = {}
+    window: list[Candidate[K]] = []
+    for _round in range(FOLD_ROUNDS + 1):
+        ordered = list(pool)
+        mmr_before = {id(c): n for n, c in enumerate(ordered, start=1)}
+        if settings.mmr_enabled:
+            ordered = mmr_order(ordered, settings.mmr_lambda)
+        mmr_after = {id(c): n for n, c in enumerate(ordered, start=1)}
+        rerank_before = dict(mmr_after)
+        if use_rerank and reranker is not None and ordered:
+            ordered, failure = _rerank(ordered, reranker, query, settings.rerank_top_n,
+                                       rerank_scores)
+            if failure is not None:
+                outcome.warnings.append(failure)
+                use_rerank = False
+                outcome.steps.remove("rerank")
+        window = ordered[:top_n]
+        if fold is None or _round == FOLD_ROUNDS:
+            break
+        folds = _valid_folds(fold(window), window)
+        if not folds:
+            break
+        by_key = {c.key: c for c in window}
+        for key, host in folds.items():
+            folded = by_key[key]
+            by_key[host].absorbed.append(Absorbed(folded.key, "fold", folded.input_rank))
+            by_key[host].absorbed.extend(folded.absorbed)
+            pool.remove(folded)
+        pool.extend(filters.take(len(folds)))
+    for c in window:
+        c.moves = []
+        if settings.mmr_enabled and mmr_before[id(c)] != mmr_after[id(c)]:
+            c.moves.append(Move("mmr", mmr_before[id(c)], mmr_after[id(c)]))
+        if use_rerank and c.key in rerank_scores:
+            after = next(n for n, x in enumerate(window, start=1) if x is c)
+            c.rerank_score = rerank_scores[c.key]
+            c.moves.append(Move("rerank", rerank_before[id(c)], after, c.rerank_score))
+    outcome.results = window
+    outcome.removed = filters.removed
+    outcome.examined = filters.read
+    return outcome
+
+
+def _valid_folds(folds: dict[K, K], window: list[Candidate[K]]) -> dict[K, K]:
+    """Folds whose item and host are both in the window, never an item that hosts another
+    fold (one level only), never a cycle."""
+    keys = {c.key for c in window}
+    valid = {k: h for k, h in folds.items() if k in keys and h in keys and k != h}
+    hosts = set(valid.values())
+    return {k: h for k, h in valid.items() if k not in hosts}
+
+
+def _rerank(
+    ordered: list[Candidate[K]],
+    reranker: Reranker,
+    query: str,
+    top: int,
+    cache: dict[Hashable, float],
+) -> tuple[list[Candidate[K]], tuple[str, str] | None]:
+    head = ordered[:top]
+    todo = [c for c in head if c.key not in cache]
+    if todo:
+        try:
+            scores = reranker.score(query, [c.text for c in todo])
+        except Exception as exc:  # a model failure must not lose the answer
+            return ordered, ("rerank_failed", f"rerank with {reranker.name} failed ({exc}); "
+                             "results are in their ranked order")
+        if len(scores) != len(todo):
+            return ordered, ("rerank_failed", f"rerank with {reranker.name} returned "
+                             f"{len(scores)} scores for {len(todo)} passages")
+        for c, value in zip(todo, scores, strict=True):
+            cache[c.key] = float(value)
+    position = {id(c): n for n, c in enumerate(head)}
+    head = sorted(head, key=lambda c: (-cache[c.key], position[id(c)]))
+    return head + ordered[top:], None

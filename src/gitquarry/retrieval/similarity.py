@@ -1,0 +1,45 @@
+"""Similarity of two results, for deduplication and diversity: word n-gram Jaccard over text
+and cosine over unit vectors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+#: words per shingle (n-gram deduplication)
+NGRAM = 3
+#: characters of a text that are shingled (a long text's head says what it is)
+MAX_TEXT_CHARS = 20_000
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def shingles(text: str, n: int = NGRAM) -> frozenset[tuple[str, ...]]:
+    """The distinct word ``n``-grams of ``text`` (words: runs of letters, digits and ``_``,
+    case-folded; the first ``MAX_TEXT_CHARS`` characters). A text of fewer than ``n`` words
+    gives one shingle holding all its words; an empty text gives the empty set."""
+    words = [w.casefold() for w in _WORD.findall(text[:MAX_TEXT_CHARS])]
+    if not words:
+        return frozenset()
+    if len(words) < n:
+        return frozenset({tuple(words)})
+    return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> float:
+    """|a ∩ b| / |a ∪ b| in [0, 1]; 0.0 when both are empty (nothing to compare)."""
+    if not a or not b:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    shared = sum(1 for s in a if s in b)
+    return shared / (len(a) + len(b) - shared)
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors (any norm; 0.0 when either is zero), in [-1, 1]."""
+    na = float(np.linalg.norm(a))
+    nb = float(np.linalg.norm(b))
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return float(np.dot(a, b) / (na * nb))
