@@ -45,7 +45,8 @@ def list_tools(project: Path) -> Any:
 def test_tool_is_listed_with_schema(project: Path) -> None:
     (tool,) = [t for t in list_tools(project).tools if t.name == "search"]
     props = tool.input_schema["properties"]
-    assert set(props) == {"query", "kind", "limit"}
+    # the seed's fields plus the result pipeline's optional switches (issue 14)
+    assert set(props) == {"query", "kind", "limit", "diverse", "min_score"}
     assert tool.input_schema["required"] == ["query"]
     assert props["limit"]["minimum"] == 1 and props["limit"]["maximum"] == 100
     assert props["kind"]["enum"][:5] == ["domain", "feature", "service", "entity", "adr"]

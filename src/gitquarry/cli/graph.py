@@ -30,6 +30,7 @@ from gitquarry.cli.common import (
     printable,
     warn,
 )
+from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.graph import GraphIndexReport, reindex_workspace, search_graph
 
 graph_app = typer.Typer(
@@ -72,6 +73,17 @@ def search(
     limit: Annotated[
         int, typer.Option("--limit", metavar="N", help="Maximum results (1-100).")
     ] = 10,
+    diverse: Annotated[
+        bool, typer.Option("--diverse", help="Diversify the results (MMR).")
+    ] = False,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", metavar="SCORE", show_default=False,
+                     help="Leave out results scoring below SCORE (0-1; 1 = the best match)."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show what the result pipeline moved or removed.")
+    ] = False,
     json_output: JsonOption = False,
     project: ProjectOption = None,
 ) -> None:
@@ -80,13 +92,24 @@ def search(
     Rebuilds the graph index first when graph or docs files changed since the last index.
     """
     workspace = open_workspace(project, for_search=True)
-    response = search_graph(workspace, query, kind=kind, limit=limit)
+    response = search_graph(workspace, query, kind=kind, limit=limit,
+                            diverse=True if diverse else None, min_score=min_score)
     if response.refreshed is not None:
         _report_warnings(response.refreshed)
         note(_summary_line(response.refreshed))
+    per_result = (response.pipeline or {}).get("results", {})
     if json_output:
-        print_json([r.to_dict() for r in response.results])
+        rows = [r.to_dict() for r in response.results]
+        if explain:
+            for row in rows:
+                row["pipeline"] = per_result.get(row["ref_id"])
+        print_json(rows)
         return
+    for _code, message in response.warnings:
+        warn(message)
+    if explain:
+        for line in summary_lines(response.pipeline):
+            note(line)
     if not response.results:
         out("No results found.")
         return
@@ -94,6 +117,9 @@ def search(
         out(f"  [{result.kind}] {result.ref_id}: {result.summary}")
         if result.snippet:
             out(Text.assemble("    ", highlighted(result.snippet)))
+        if explain:
+            for line in pipeline_lines(per_result.get(result.ref_id)):
+                out(f"    {line}")
 
 
 def highlighted(snippet: str) -> Text:

@@ -17,6 +17,7 @@ import typer
 from rich.text import Text
 
 from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdout, warn
+from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.config import load_config
 from gitquarry.repo_docs.registry import Selector
 from gitquarry.repo_docs.service import RepoDocsService
@@ -299,18 +300,30 @@ def search_cmd(
     limit: Annotated[int | None, typer.Option("--limit", help="Results, 1-50 (default 10).",
                                               show_default=False)] = None,
     include_worktree: WorktreeOption = False,
+    diverse: Annotated[bool, typer.Option("--diverse", help="Diversify the results (MMR).")
+                       ] = False,
+    min_score: Annotated[float | None, typer.Option(
+        "--min-score", metavar="SCORE", show_default=False,
+        help="Leave out results scoring below SCORE (0-1).")] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show what the result pipeline moved or removed.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Search the docs at a revision; every hit is cited as path:lines of an exact blob."""
     with _service() as service:
         data = service.search(_selector(repo, registration_id, source_id, generation), query,
                               revision=revision, mode=mode, limit=limit,
-                              include_worktree=include_worktree)
+                              include_worktree=include_worktree,
+                              diverse=True if diverse else None, min_score=min_score,
+                              explain=explain)
     if json_output:
         print_json(data)
         return
     for message in data["warnings"]:
         warn(message)
+    if explain:
+        for line in summary_lines(data.get("pipeline")):
+            stderr.print(Text(line), highlight=False)
     if not data["hits"]:
         stdout.print("No results found.", highlight=False)
         return
@@ -321,6 +334,9 @@ def search_cmd(
             head += f"  {hit['heading_path']}"
         stdout.print(Text(printable(head), style="bold"))
         stdout.print(Text("    ").append(_styled(hit["snippet"])))
+        if explain:
+            for line in pipeline_lines(hit.get("pipeline")):
+                stdout.print(Text(f"    {line}"), highlight=False)
     stderr.print(
         f"{data['effective_mode']} at {data['effective_revision'][:12]} "
         f"({data['authority']})", highlight=False)

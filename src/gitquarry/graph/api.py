@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from gitquarry.errors import IndexBusyError, IndexReadOnlyError, NoGraphError
 from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_present
-from gitquarry.graph.models import GraphIndexReport, GraphSearchResponse
+from gitquarry.graph.models import MAX_LIMIT, GraphIndexReport, GraphSearchResponse
 from gitquarry.graph.search import check_limit, search_nodes
 from gitquarry.graph.sources import docs_dir_files, graph_dir, graph_files
+from gitquarry.retrieval.pipeline import (
+    Candidate,
+    PipelineSettings,
+    check_min_score,
+    run_pipeline,
+)
+from gitquarry.retrieval.rerank import reranker_for
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
+
+#: nodes ranked before the result pipeline chooses ``limit`` of them
+CANDIDATES = 100
 
 
 def _no_graph(workspace: Workspace) -> NoGraphError:
@@ -33,6 +43,8 @@ def search_graph(
     kind: str | None = None,
     limit: int = 10,
     refresh: bool = True,
+    diverse: bool | None = None,
+    min_score: float | None = None,
 ) -> GraphSearchResponse:
     """Search the architecture graph of ``workspace`` for nodes matching ``query``.
 
@@ -42,12 +54,19 @@ def search_graph(
     index has it, else from the LIKE fallback (``engine`` says which). ``kind`` is matched
     exactly (any string; an unknown kind gives no results). An empty query gives no results.
 
-    :raises InvalidArgumentError: ``limit`` outside 1..100.
+    The ranked nodes then go through the shared result pipeline (``retrieval.pipeline``,
+    configured by ``[search]``): BM25 scores min-max scaled over up to ``CANDIDATES`` ranked
+    nodes (1 = the best), threshold (``min_score`` overrides ``min_confidence``), n-gram
+    dedup over summary and snippet, MMR (``diverse`` overrides ``mmr_enabled``; similarity by
+    n-grams: graph nodes have no vectors) and rerank. LIKE results are scored by position.
+
+    :raises InvalidArgumentError: ``limit`` outside 1..100, ``min_score`` outside [0, 1].
     :raises NoGraphError: the project has no graph files and the index holds no nodes.
     :raises GraphFileError: a graph file is malformed (while refreshing).
     :raises IndexCorruptError, SchemaTooNewError: the index database cannot be used.
     """
     check_limit(limit)
+    check_min_score(min_score)
     config = workspace.config.graph
     if not workspace.has_index() and not graph_files(workspace.root, config):
         raise _no_graph(workspace)
@@ -56,8 +75,38 @@ def search_graph(
         has_nodes = store.conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
         if not has_nodes and not graph_files(workspace.root, config):
             raise _no_graph(workspace)
-        results, engine = search_nodes(store.conn, query, kind=kind, limit=limit)
-    return GraphSearchResponse(results=tuple(results), engine=engine, refreshed=refreshed)
+        ranked, engine = search_nodes(
+            store.conn, query, kind=kind, limit=max(limit, min(MAX_LIMIT, CANDIDATES))
+        )
+    search = workspace.config.search
+    settings = PipelineSettings.from_search_config(
+        search, diverse=diverse, min_score=min_score, normalise=True
+    )
+    reranker, problem = reranker_for(search) if ranked else (None, None)
+    outcome = run_pipeline(
+        (
+            Candidate(
+                key=r.ref_id,
+                score=-r.rank if r.rank is not None else float(-n),
+                text=f"{r.summary}\n{_plain(r.snippet or '')}",
+                data=r,
+            )
+            for n, r in enumerate(ranked)
+        ),
+        settings, top_n=limit, query=query, reranker=reranker, reranker_problem=problem,
+    )
+    explain = {
+        **outcome.summary(),
+        "results": {c.key: outcome.explain(c) for c in outcome.results},
+    }
+    return GraphSearchResponse(
+        results=tuple(c.data for c in outcome.results), engine=engine, refreshed=refreshed,
+        warnings=tuple(outcome.warnings), pipeline=explain,
+    )
+
+
+def _plain(snippet: str) -> str:
+    return snippet.replace("<b>", "").replace("</b>", "")
 
 
 def reindex_workspace(workspace: Workspace) -> GraphIndexReport:

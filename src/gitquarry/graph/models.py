@@ -138,8 +138,13 @@ class SearchResult:
 @dataclass(frozen=True, kw_only=True)
 class GraphSearchResponse:
     """``results`` best first; ``engine`` says which path answered; ``refreshed`` is the
-    reindex report when the search rebuilt a stale or missing index first (else None)."""
+    reindex report when the search rebuilt a stale or missing index first (else None).
+    ``warnings``: ``(code, message)`` from the result pipeline (e.g. ``rerank_unavailable``);
+    ``pipeline``: what the result pipeline did (``steps``, ``examined``, ``removed``, and per
+    result under ``results`` by ref_id), for ``--explain``."""
 
     results: tuple[SearchResult, ...]
     engine: SearchEngine
     refreshed: GraphIndexReport | None = None
+    warnings: tuple[tuple[str, str], ...] = ()
+    pipeline: dict[str, Any] | None = None

@@ -68,10 +68,18 @@ def register(server: MCPServer, project: Path) -> None:
                 strict=True, ge=MIN_LIMIT, le=MAX_LIMIT, description="Maximum results (1-100)."
             ),
         ] = 10,
+        diverse: Annotated[
+            bool | None, Field(strict=True, description="Diversify results (MMR).")
+        ] = None,
+        min_score: Annotated[
+            float | None,
+            Field(ge=0, le=1, description="Leave out results scoring below this (0-1)."),
+        ] = None,
     ) -> CallToolResult:
         try:
             current = resolve_workspace(workspace.root, for_search=True)
-            response = search_graph(current, query, kind=kind, limit=limit)
+            response = search_graph(current, query, kind=kind, limit=limit, diverse=diverse,
+                                    min_score=min_score)
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, workspace.db_path) from exc
         results = bound_results([r.to_dict() for r in response.results], GRAPH_LIMITS).results

@@ -114,11 +114,16 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
         limit: Annotated[int, Field(strict=True, ge=1, le=MAX_LIMIT,
                                     description="Results (1-50).")] = 10,
         include_worktree: IncludeWorktree = False,
+        diverse: Annotated[bool | None, Field(
+            strict=True, description="Diversify results (MMR).")] = None,
+        min_score: Annotated[float | None, Field(
+            ge=0, le=1, description="Leave out results scoring below this (0-1).")] = None,
     ) -> CallToolResult:
         sel = selector(repo_id, registration_id, source_registration_id,
                        source_registration_generation)
         return _call(lambda: service.search(sel, query, revision=revision, mode=mode,
-                                            limit=limit, include_worktree=include_worktree))
+                                            limit=limit, include_worktree=include_worktree,
+                                            diverse=diverse, min_score=min_score))
 
     descriptions = {
         "repository_docs_sources": "List registered repositories and their opaque selectors.",

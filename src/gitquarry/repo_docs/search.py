@@ -14,13 +14,16 @@
 
 Every hit is hydrated and digest-checked (``gitquarry.repo_docs.hydrate``) before it is
 returned; hits that fail are dropped with a warning and the next candidates fill the list.
+The verified candidates then go through the shared result pipeline (``retrieval.pipeline``:
+threshold, n-gram and embedding dedup, at most ``max_chunks_per_doc`` chunks per file, MMR,
+rerank), configured by ``[search]``.
 ``score`` is the fused RRF score normalised to [0, 1] (a single list for fulltext);
 ``lexical_score`` is ``-bm25`` (higher is better), ``semantic_score`` the cosine similarity.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +32,7 @@ import numpy as np
 from gitquarry.repo_docs.hydrate import Hydrator
 from gitquarry.repo_docs.lexical import LexicalIndex, Row
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
 from gitquarry.retrieval.vectors import cosine_top_k
 
 MAX_LIMIT = 50
@@ -79,9 +83,22 @@ def rank(
     heading_path: Callable[[Row, bytes], tuple[str, ...]],
     rrf_k: int = 60,
     weights: tuple[float, float] = (1.0, 1.0),
-) -> list[dict[str, Any]]:
+    pipeline: PipelineSettings | None = None,
+    reranker: Reranker | None = None,
+    reranker_problem: tuple[str, str] | None = None,
+    explain: bool = False,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The verified hits for ``query`` (dicts in the response's ``hits`` shape, without the
-    revision-level citation fields the caller adds)."""
+    revision-level citation fields the caller adds), and the pipeline's summary (steps run,
+    candidates read, threshold removals).
+
+    The fused ranking goes through the shared result pipeline (``retrieval.pipeline``;
+    ``pipeline`` None: its defaults): candidates are hydrated and digest-checked one by one,
+    in rank order, only as far as the pipeline reads; a chunk is one candidate, its file the
+    document (``max_chunks_per_doc``), its text the verified slice, its vector the set's.
+    With ``explain`` each hit carries ``pipeline`` (what the steps did to it).
+    """
+    settings = pipeline if pipeline is not None else PipelineSettings()
     lexical = index.search(query, CANDIDATES)
     lex_score = {row.chunk_id: score for row, score in lexical}
     rows_by_chunk: dict[str, Row] = {}
@@ -90,6 +107,7 @@ def rank(
     sem_score: dict[str, float] = {}
     rankings: list[list[str]] = [list(dict.fromkeys(r.chunk_id for r, _s in lexical))]
     used_weights: list[float] = [weights[0]]
+    vector_of: dict[str, int] = {}
     if semantic is not None and len(semantic.chunk_ids):
         qvec = semantic.embed_query(query)
         hits = cosine_top_k(semantic.matrix, qvec, CANDIDATES)
@@ -98,30 +116,49 @@ def rank(
         sem_score = {semantic.chunk_ids[i]: s for i, s in hits}
         rankings.append(ordered)
         used_weights.append(weights[1])
+        if settings.dedup_enabled or settings.mmr_enabled:
+            vector_of = {chunk: i for i, chunk in enumerate(semantic.chunk_ids)}
     fused = rrf_fuse(rankings, used_weights, k=rrf_k)
+
+    def candidates() -> Iterator[Candidate[str]]:
+        for chunk, fused_score in fused:
+            row = rows_by_chunk[chunk]
+            verified = hydrator.hydrate(row, query, warnings.add)
+            if verified is None:
+                continue
+            data = hydrator.document(row) or b""
+            text = data[row.byte_start : row.byte_end].decode("utf-8", "replace")
+            vector = semantic.matrix[vector_of[chunk]] if (
+                semantic is not None and chunk in vector_of) else None
+            yield Candidate(
+                key=chunk, score=normalise_rrf(fused_score, used_weights, k=rrf_k),
+                text=text, vector=vector, doc=row.path, data=(row, verified, data),
+            )
+
+    outcome = run_pipeline(candidates(), settings, top_n=limit, query=query,
+                           reranker=reranker, reranker_problem=reranker_problem)
+    for code, message in outcome.warnings:
+        warnings.add(code, message)
     out: list[dict[str, Any]] = []
-    for chunk, fused_score in fused:
-        if len(out) >= limit:
-            break
-        row = rows_by_chunk[chunk]
-        verified = hydrator.hydrate(row, query, warnings.add)
-        if verified is None:
-            continue
-        data = hydrator.document(row) or b""
+    for c in outcome.results:
+        row, verified, data = c.data
         path = row.heading_path or heading_path(row, data)
-        out.append({
+        hit: dict[str, Any] = {
             "rank": len(out) + 1,
             "chunk_id": row.chunk_id,
             "path": row.path,
             "heading_path": _bounded(" > ".join(path)),
             "snippet": verified.snippet,
-            "score": round(normalise_rrf(fused_score, used_weights, k=rrf_k), 6),
-            "lexical_score": round(lex_score[chunk], 6) if chunk in lex_score else None,
-            "semantic_score": round(sem_score[chunk], 6) if chunk in sem_score else None,
+            "score": round(c.score, 6),
+            "lexical_score": round(lex_score[c.key], 6) if c.key in lex_score else None,
+            "semantic_score": round(sem_score[c.key], 6) if c.key in sem_score else None,
             "citation": {
                 "authority": row.authority, "blob_oid": row.blob_oid, "path": row.path,
                 "line_start": row.line_start, "line_end": row.line_end,
                 "raw_slice_digest": row.raw_slice_sha256,
             },
-        })
-    return out
+        }
+        if explain:
+            hit["pipeline"] = outcome.explain(c)
+        out.append(hit)
+    return out, outcome.summary()

@@ -43,6 +43,8 @@ from gitquarry.repo_docs.plan import Plan, build_plan, plan_view
 from gitquarry.repo_docs.registry import Binding, Registry, Selector
 from gitquarry.repo_docs.revision import ResolvedRevision, git_dir_of, resolve_revision
 from gitquarry.repo_docs.search import MAX_LIMIT, MODES, SemanticSide, Warnings, rank
+from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
+from gitquarry.retrieval.rerank import reranker_for
 
 MAX_QUERY_CHARS = 2000
 
@@ -327,10 +329,16 @@ class RepoDocsService:
 
     def search(self, selector: Selector, query: str, *, revision: str | None = None,
                mode: str | None = None, limit: int | None = None,
-               include_worktree: bool = False) -> dict[str, Any]:
+               include_worktree: bool = False, diverse: bool | None = None,
+               min_score: float | None = None, explain: bool = False) -> dict[str, Any]:
         """Search the docs of one revision (see ``gitquarry.repo_docs.search``).
 
-        :raises InvalidArgumentError: empty/overlong query, unknown mode, limit outside 1-50.
+        ``diverse`` and ``min_score`` override ``[search] mmr_enabled`` and
+        ``min_confidence`` for this request; ``explain`` adds ``pipeline`` to each hit and to
+        the response.
+
+        :raises InvalidArgumentError: empty/overlong query, unknown mode, limit outside 1-50,
+            ``min_score`` outside [0, 1].
         :raises RepoDocsRegistrationError, RepoDocsStaleGenerationError,
             RevisionNotFoundError, RepoDocsPolicyInvalidError, WorktreeOverlayStaleError
         """
@@ -344,6 +352,11 @@ class RepoDocsService:
             raise InvalidArgumentError("query", "is empty")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidArgumentError("query", f"is longer than {MAX_QUERY_CHARS} characters")
+        check_min_score(min_score, "--min-score")
+        settings = PipelineSettings.from_search_config(
+            self.config.search, diverse=diverse, min_score=min_score
+        )
+        reranker, problem = reranker_for(self.config.search)
         with self._lock:
             resolved, reader = self._resolve(selector, revision, include_worktree)
             warnings = Warnings()
@@ -374,16 +387,21 @@ class RepoDocsService:
                     response["effective_mode"] = "hybrid"
                 hydrator = Hydrator(reader, resolved.overlay, self.config.docs.max_blob_bytes)
                 search = self.config.search
-                hits = rank(index, query, limit=limit, semantic=semantic, hydrator=hydrator,
+                hits, summary = rank(
+                            index, query, limit=limit, semantic=semantic, hydrator=hydrator,
                             warnings=warnings, heading_path=self._heading_path,
                             rrf_k=search.rrf_k,
-                            weights=(search.lexical_weight, search.semantic_weight))
+                            weights=(search.lexical_weight, search.semantic_weight),
+                            pipeline=settings, reranker=reranker, reranker_problem=problem,
+                            explain=explain)
             finally:
                 if cache is not None:
                     cache.close()
             for hit in hits:
                 hit["citation"]["commit_oid"] = resolved.commit
             response["hits"] = hits
+            if explain:
+                response["pipeline"] = summary
             response["warnings"] = warnings.strings
             response["warning_details"] = warnings.details
             return response
