@@ -3,7 +3,8 @@ dedup and MMR, against the plain fused ranking.
 
     python benchmarks/relevance/click_set.py build /tmp/click
     python benchmarks/eval_pipeline.py --repo /tmp/click \\
-        --queries benchmarks/relevance/click_queries.jsonl > benchmarks/results/pipeline-click-<date>.json
+        --queries benchmarks/relevance/click_queries.jsonl \\
+        > benchmarks/results/pipeline-click-<date>.json
 
 For each configuration and mode it prints Recall@k and MRR@k (``eval_history``'s scoring:
 a relevant entry ``a=b`` is matched by either hash), once counting only the shown hashes and
@@ -26,9 +27,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_history import build_index, load_queries, make_workspace, score_results  # noqa: E402
-
-from gitquarry.history.service import HistorySearcher  # noqa: E402
+from eval_history import build_index, load_queries, make_workspace, score_results
+from gitquarry.history.service import HistorySearcher
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "plain": {"collapse_copies": False, "ngram_dedup_enabled": False, "mmr_enabled": False},

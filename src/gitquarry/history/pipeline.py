@@ -36,6 +36,11 @@ MAX_COPIES = 20
 MAX_REFS = 20
 #: a merge that brought in more commits than this is never folded
 MAX_MERGED = 100
+#: copies whose refs are looked up per response (one ``git for-each-ref --contains`` each,
+#: in rank order; the others keep ``refs: null``); answers are cached per process
+MAX_REF_LOOKUPS = 8
+_REFS_CACHE_MAX = 4096
+_refs_cache: dict[tuple[str, str, int], list[str] | None] = {}
 
 
 @dataclass(frozen=True)
@@ -160,8 +165,9 @@ def copies(
     conn: sqlite3.Connection, outcome: PipelineOutcome[int], *, collapse: bool
 ) -> dict[int, tuple[list[dict[str, Any]], int]]:
     """Per shown commit id: its copies (``{hash, refs, committed, via}``; ``via`` is
-    ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, or None when git could
-    not say; ``refs_omitted`` when more than ``MAX_REFS``) and how many more were left out."""
+    ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, or None when it was not
+    looked up (beyond ``MAX_REF_LOOKUPS`` per response) or git could not say; ``refs_omitted``
+    when more than ``MAX_REFS``) and how many more were left out."""
     if not collapse:
         return {}
     wanted: dict[int, list[tuple[int, str, int, str]]] = {}
@@ -224,21 +230,47 @@ def _copy_dict(commit_hash: str, committed: int, via: str,
 def _refs(
     conn: sqlite3.Connection, items: list[tuple[int, str, int, str]]
 ) -> dict[int, list[str] | None]:
-    """Indexed refs containing each commit, asked of the first repository holding it."""
-    by_repo: dict[int, tuple[Path, list[tuple[int, str]]]] = {}
+    """Indexed refs containing each commit, asked of the first repository holding it, for at
+    most ``MAX_REF_LOOKUPS`` commits not already answered in this process (same repository,
+    same indexed tips)."""
     out: dict[int, list[str] | None] = {}
+    asked = 0
+    todo: dict[int, tuple[Path, int, list[tuple[int, str]]]] = {}
+    indexed: dict[int, set[str]] = {}
     for cid, commit_hash, _t, _via in items:
         where = _git_dir(conn, cid)
         if where is None:
             out[cid] = None
             continue
-        by_repo.setdefault(where[0], (where[1], []))[1].append((cid, commit_hash))
-    for repo_id, (git_dir, commits) in by_repo.items():
-        indexed = {
-            ref_from_bytes(r[0] if isinstance(r[0], bytes) else str(r[0]).encode())
-            for r in conn.execute("SELECT ref FROM repo_refs WHERE repo_id = ?", (repo_id,))
-        }
-        found = refs_containing(git_dir, [h for _, h in commits], among=indexed)
-        for cid, commit_hash in commits:
+        repo_id, git_dir = where
+        if repo_id not in indexed:
+            rows = conn.execute(
+                "SELECT ref, tip FROM repo_refs WHERE repo_id = ? ORDER BY ref", (repo_id,)
+            ).fetchall()
+            indexed[repo_id] = {
+                ref_from_bytes(r[0] if isinstance(r[0], bytes) else str(r[0]).encode())
+                for r in rows
+            }
+            todo[repo_id] = (git_dir, hash(tuple((bytes(r[0]), r[1]) if isinstance(r[0], bytes)
+                                                 else (str(r[0]).encode(), r[1]) for r in rows)),
+                             [])
+        git_dir, state, pending = todo[repo_id]
+        key = (str(git_dir), commit_hash, state)
+        if key in _refs_cache:
+            out[cid] = _refs_cache[key]
+        elif asked < MAX_REF_LOOKUPS:
+            asked += 1
+            pending.append((cid, commit_hash))
+        else:
+            out[cid] = None
+    for repo_id, (git_dir, state, pending) in todo.items():
+        if not pending:
+            continue
+        found = refs_containing(git_dir, [h for _, h in pending], among=indexed[repo_id])
+        if len(_refs_cache) > _REFS_CACHE_MAX:
+            _refs_cache.clear()
+        for cid, commit_hash in pending:
             out[cid] = found.get(commit_hash)
+            if out[cid] is not None:
+                _refs_cache[(str(git_dir), commit_hash, state)] = out[cid]
     return out
