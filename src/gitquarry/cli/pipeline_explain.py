@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitquarry.bounded import cut_text
 from gitquarry.cli.common import printable
 
 #: absorbed items named per step (the rest are counted)
@@ -19,8 +18,9 @@ _STEP_WORDS = {
 
 
 def _key(value: Any, width: int = 12) -> str:
-    return printable(cut_text(str(value), width)[0]) if len(str(value)) > width else printable(
-        str(value))
+    """A result key (a commit hash, chunk id or ref id) shortened for a terminal line."""
+    text = str(value)
+    return printable(text if len(text) <= width else text[:width])
 
 
 def pipeline_lines(explain: dict[str, Any] | None) -> list[str]:
@@ -58,6 +58,7 @@ def summary_lines(summary: dict[str, Any] | None) -> list[str]:
             f"{_key(r['key'])} #{r['input_rank']} (score {r['score']:.3f})"
             for r in removed[:_NAMED]
         )
-        more = f" (+{len(removed) - _NAMED} more)" if len(removed) > _NAMED else ""
+        total = summary.get("removed_count", len(removed))
+        more = f" (+{total - _NAMED} more)" if total > _NAMED else ""
         lines.append(f"  below the minimum score: {named}{more}")
     return lines

@@ -289,7 +289,9 @@ def search_git_history(
                 )
                 # the rankers returned all they were asked for: more candidates may exist
                 full = bool(rankings) and max(len(r) for r in rankings) >= need
-                if len(outcome.results) >= top_n or not full or limit >= CANDIDATE_MAX:
+                # scores only fall further down: past the threshold, more candidates can't help
+                below = any(r.step == "threshold" for r in outcome.removed)
+                if len(outcome.results) >= top_n or not full or below or limit >= CANDIDATE_MAX:
                     break
                 limit = min(limit * CANDIDATE_FACTOR, CANDIDATE_MAX)
             warnings.extend(pass_warnings)

@@ -48,6 +48,8 @@ FOLD_ROUNDS = 4
 #: MMR chooses from up to this many times ``top_n`` candidates (at least ``MMR_POOL_MIN``)
 MMR_POOL_FACTOR = 3
 MMR_POOL_MIN = 20
+#: threshold removals listed by ``PipelineOutcome.summary``
+MAX_LISTED_REMOVALS = 20
 #: similarities within this of a threshold count as reaching it (float32 vectors)
 _EPS = 1e-6
 
@@ -226,15 +228,17 @@ class PipelineOutcome(Generic[K]):
                 "absorbed": absorbed}
 
     def summary(self, label: Callable[[K], str] = str) -> dict[str, Any]:
-        """Response-level facts: steps run, candidates examined, threshold removals."""
+        """Response-level facts: steps run, candidates examined, threshold removals (the
+        first ``MAX_LISTED_REMOVALS``; ``removed_count`` counts them all)."""
         return {
             "steps": list(self.steps),
             "examined": self.examined,
             "removed": [
                 {"key": label(r.key), "step": r.step, "input_rank": r.input_rank,
                  "score": round(r.score, 6)}
-                for r in self.removed
+                for r in self.removed[:MAX_LISTED_REMOVALS]
             ],
+            "removed_count": len(self.removed),
         }
 
 
