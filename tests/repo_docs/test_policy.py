@@ -140,3 +140,11 @@ def test_symlinked_policy_file_is_refused(service: RepoDocsService,
     service.register("o/r", repo.path)
     with pytest.raises(RepoDocsPolicyInvalidError, match="not a regular file"):
         service.policy(Selector("o/r"))
+
+
+def test_non_document_extensions_need_an_include_that_names_them() -> None:
+    p = policy("repository_docs:\n  schema: 1\n  include: [docs/**, arch/**/*.yaml]\n")
+    assert p is not None
+    assert p.explicitly_included("arch/x/a.yaml")
+    assert not p.explicitly_included("docs/logo.svg")  # docs/** alone does not name .svg
+    assert not p.explicitly_included("arch/x/a.yml")

@@ -9,8 +9,9 @@ the fixed rules excludes it, each with a reason code:
 ``reserved_path`` (``.git/**``, ``.gitquarry/**``, ``.gitcode/mcp/**``), ``symlink``,
 ``submodule``, ``too_large`` (over the bounded-read limit: never read), ``git_object_unavailable``
 (missing from the local object store: never fetched), ``lfs_pointer``, ``binary`` (a NUL
-byte), ``invalid_utf8``, ``unsupported_type`` (a non-document extension that only the preset,
-not an explicit include, selected) and ``policy_excluded`` (an ``exclude`` pattern).
+byte), ``invalid_utf8``, ``unsupported_type`` (an extension that is not a document format —
+``.svg``, ``.js``, ``.yml`` — unless an explicit include pattern names that extension, as
+``architecture/**/*.yaml`` does) and ``policy_excluded`` (an ``exclude`` pattern).
 Untracked files are never in a tree, so never eligible.
 """
 

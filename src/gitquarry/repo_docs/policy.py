@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ PRESETS: dict[str, tuple[str, ...]] = {
     "none": (),
 }
 #: Version of the glob semantics below; part of the policy hash.
-MATCHER_REVISION = "wcmatch-globstar-case-v1"
+MATCHER_REVISION = "wcmatch-globstar-case-v2"
 MAX_POLICY_BYTES = 256 * 1024
 MAX_PATTERNS = 1000
 _KEYS = ("schema", "enabled", "preset", "include", "exclude")
@@ -112,8 +113,14 @@ class DocsPolicy:
         return None
 
     def explicitly_included(self, path: str) -> bool:
-        """Whether an explicit ``include`` pattern (not only the preset) selects ``path``."""
-        return bool(self.include) and self._matcher("explicit", self.include)(path)
+        """Whether an explicit ``include`` pattern that names ``path``'s extension selects it
+        (``architecture/**/*.yaml`` takes ``.yaml`` files as text; ``docs/**`` does not take
+        ``.svg`` or ``.js`` files)."""
+        ext = posixpath.splitext(path)[1]
+        if not ext:
+            return False
+        named = tuple(p for p in self.include if posixpath.basename(p).endswith(ext))
+        return bool(named) and self._matcher("explicit" + ext, named)(path)
 
     def to_dict(self) -> dict[str, Any]:
         return {
