@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.text import Text
@@ -20,7 +20,9 @@ from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdo
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.config import load_config
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
+
+if TYPE_CHECKING:
+    from gitquarry.repo_docs.service import RepoDocsService
 
 app = typer.Typer(
     name="repo-docs",
@@ -52,6 +54,8 @@ WorktreeOption = Annotated[
 
 
 def _service() -> RepoDocsService:
+    from gitquarry.repo_docs.service import RepoDocsService  # numpy & co. only when needed
+
     return RepoDocsService(load_config(None))
 
 
