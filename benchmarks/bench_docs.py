@@ -48,9 +48,8 @@ from gitquarry.config import Config  # noqa: E402
 from gitquarry.embedding.base import Embedder  # noqa: E402
 from gitquarry.gitio.catfile import BlobReader  # noqa: E402
 from gitquarry.repo_docs.chunker import ChunkPolicy, chunk_document  # noqa: E402
-from gitquarry.repo_docs.plan import RevisionView, build_plan  # noqa: E402
+from gitquarry.repo_docs.plan import RevisionView  # noqa: E402
 from gitquarry.repo_docs.registry import Registry, Selector  # noqa: E402
-from gitquarry.repo_docs.revision import git_dir_of  # noqa: E402
 from gitquarry.repo_docs.service import RepoDocsService  # noqa: E402
 
 QUERIES = [
@@ -95,7 +94,7 @@ def source_docs(source: Path) -> list[tuple[str, str, bytes]]:
 def bench_chunking(docs: list[tuple[str, str, bytes]]) -> dict[str, Any]:
     policy = ChunkPolicy()
     result: dict[str, Any] = {}
-    for cls in sorted({c for _p, c, _d in docs}) + ["all"]:
+    for cls in [*sorted({c for _p, c, _d in docs}), "all"]:
         subset = [(c, d) for _p, c, d in docs if cls in ("all", c)]
         size = sum(len(d) for _c, d in subset)
         runs = []
@@ -167,7 +166,10 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
                         "--repository-path", str(repo)], env=env, check=True,
                        capture_output=True)
 
-        def cold(label: str, env: dict[str, str] = env) -> None:
+        entry: dict[str, Any] = {"docs": n, "bytes": sum(len(d) for _p, _c, d in docs[:n])}
+
+        def cold(label: str, env: dict[str, str] = env,
+                 entry: dict[str, Any] = entry) -> None:
             times = []
             for q in QUERIES[:10]:
                 started = time.perf_counter()
@@ -177,7 +179,6 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
             entry[label] = {"p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
                             "runs": len(times)}
 
-        entry: dict[str, Any] = {"docs": n, "bytes": sum(len(d) for _p, _c, d in docs[:n])}
         cold("cold_cli_no_index")
         subprocess.run([str(exe), "repo-docs", "index", "--json"],
                        env=dict(env, GITQUARRY_CONFIG=str(tmp / "none.toml")), check=True,

@@ -18,7 +18,7 @@ import numpy as np
 
 from gitquarry.config import Config
 from gitquarry.embedding import Embedder, create_embedder
-from gitquarry.errors import EmbeddingError, GitquarryError, InvalidArgumentError
+from gitquarry.errors import EmbeddingError, InvalidArgumentError
 from gitquarry.gitio.catfile import BlobReader
 from gitquarry.repo_docs.cache import DB_NAME, DocsCache, Locator, SetRow
 from gitquarry.repo_docs.chunker import (
@@ -96,12 +96,9 @@ class RepoDocsService:
         binding = self.registry.resolve(selector)
         git_dir, fmt = git_dir_of(binding)
         reader = self._reader(git_dir)
-        try:
-            resolved = resolve_revision(binding, reader, revision=revision,
-                                        include_worktree=include_worktree, git_dir=git_dir,
-                                        object_format=fmt)
-        except GitquarryError:
-            raise
+        resolved = resolve_revision(binding, reader, revision=revision,
+                                    include_worktree=include_worktree, git_dir=git_dir,
+                                    object_format=fmt)
         return resolved, reader
 
     def _cache(self, binding: Binding) -> DocsCache | None:
