@@ -103,3 +103,9 @@ def test_text_files_are_paragraph_windows() -> None:
     chunks = chunk_document(data, "text", SMALL)
     assert len(chunks) >= 3 and all(c.heading_path == () for c in chunks)
     assert chunks[0].line_start == 1
+
+
+def test_heading_attribute_lists_are_not_part_of_the_path() -> None:
+    data = b"# Background Tasks { #background-tasks }\n\ntext\n\n## Inner {.cls}\n\nmore\n"
+    chunks = chunk_document(data, "markdown", ChunkPolicy(max_chars=300, min_chars=0))
+    assert chunks[-1].heading_path == ("Background Tasks", "Inner")

@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 _FRONT_MATTER = re.compile(r"\A(---|\+\+\+)[ \t]*\r?\n")
+#: a trailing attribute list (``## Title { #anchor }``, pandoc / Python-Markdown attr_list)
+_ATTRS = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
 _local = threading.local()
 
 
 @dataclass(frozen=True)
 class Heading:
     """A section heading. ``level`` 1-6; ``title`` its text (stripped, inline markup as
-    written); ``line_start``/``line_end`` the 1-based inclusive lines it occupies (a setext
+    written, a trailing ``{ #anchor }`` attribute list dropped); ``line_start``/``line_end`` the 1-based inclusive lines it occupies (a setext
     heading ends on its underline)."""
 
     level: int
@@ -68,6 +70,7 @@ def markdown_headings(text: str) -> list[Heading]:
         if token.type != "heading_open" or token.level != 0 or token.map is None:
             continue
         title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
+        title = _ATTRS.sub("", title) or title
         start, end = token.map
         headings.append(Heading(int(token.tag[1]), title, start + 1, end))
     return headings
