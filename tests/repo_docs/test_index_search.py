@@ -265,3 +265,20 @@ def test_camel_case_query_words_work_in_both_passes(service: RepoDocsService,
     assert [h["citation"]["path"] for h in r["hits"]] == ["docs/e.md"]
     r = service.search(Selector("o/r"), "raise Bad parameter value nothing", mode="fulltext")
     assert set(paths(r)) == {"docs/e.md", "docs/f.md"}
+
+
+def test_unindexed_revision_reuses_stored_chunks_and_ranks_the_same(
+    service: RepoDocsService, registered: Selector, docs_repo: Repo
+) -> None:
+    docs_repo.git("tag", "old")
+    docs_repo.commit({"docs/new.md": "# New\n\nworker pools for gunicorn.\n"})
+    before = service.search(registered, "gunicorn workers", mode="fulltext", revision="old")
+    service.index(registered)  # HEAD: stores the chunks of every blob the old tag shares
+    fresh = RepoDocsService(service.config, service.registry)
+    try:
+        after = fresh.search(registered, "gunicorn workers", mode="fulltext", revision="old")
+    finally:
+        fresh.close()
+    strip = [(h["chunk_id"], h["citation"], h["score"]) for h in before["hits"]]
+    assert strip == [(h["chunk_id"], h["citation"], h["score"]) for h in after["hits"]]
+    assert after["coverage"]["state"] == "none"  # no set covers the old tag

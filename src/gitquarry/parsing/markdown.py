@@ -25,8 +25,8 @@ _local = threading.local()
 @dataclass(frozen=True)
 class Heading:
     """A section heading. ``level`` 1-6; ``title`` its text (stripped, inline markup as
-    written, a trailing ``{ #anchor }`` attribute list dropped); ``line_start``/``line_end`` the 1-based inclusive lines it occupies (a setext
-    heading ends on its underline)."""
+    written, a trailing ``{ #anchor }`` attribute list dropped); ``line_start``/``line_end``
+    the 1-based inclusive lines it occupies (a setext heading ends on its underline)."""
 
     level: int
     title: str

@@ -326,3 +326,24 @@ class DocsCache:
             (git_store_ref, commit, policy_hash, chunk_policy, overlay_digest or ""),
         ).fetchone()
         return SetRow(**dict(row)) if row else None
+
+    def known_chunks(self, blob_oid: str, content_class: str,
+                     chunk_policy: str) -> list[tuple[str, int, int, int, int, str]] | None:
+        """The stored chunks of a blob already chunked under ``chunk_policy``, in order:
+        ``(chunk_id, byte_start, byte_end, line_start, line_end, raw_slice_sha256)``; None
+        when the blob was never chunked so."""
+        verdict = self.blob_verdict(blob_oid)
+        if verdict is None or verdict[1] != "ok":
+            return None
+        ids = self.chunk_ids(verdict[0], content_class, chunk_policy)
+        if ids is None:
+            return None
+        rows = {str(r[0]): (str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]))
+                for r in self.conn.execute(
+                    "SELECT c.chunk_id, c.byte_start, c.byte_end, c.line_start, c.line_end, "
+                    "c.raw_slice_sha256 FROM blob_chunks b JOIN chunks c ON c.chunk_id = "
+                    "b.chunk_id WHERE b.blob_sha256 = ? AND b.content_class = ? AND "
+                    "b.chunk_policy = ?", (verdict[0], content_class, chunk_policy))}
+        if len(rows) != len(set(ids)):
+            return None
+        return [rows[i] for i in ids]

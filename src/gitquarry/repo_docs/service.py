@@ -211,7 +211,7 @@ class RepoDocsService:
         if member is not None and cache is not None:
             index.add(self._rows_from_locators(resolved, reader, cache.locators(member.set_id)))
         else:
-            index.add(self._rows_from_git(resolved, reader))
+            index.add(self._rows_from_git(resolved, reader, cache))
         self.lexical.put(key, index)
         return index, len({r.path for r in index.rows})
 
@@ -238,12 +238,24 @@ class RepoDocsService:
                       loc.line_end, loc.raw_slice_sha256, ())
             yield row, data[loc.byte_start : loc.byte_end].decode("utf-8", "replace")
 
-    def _rows_from_git(self, resolved: ResolvedRevision, reader: BlobReader) -> Any:
+    def _rows_from_git(self, resolved: ResolvedRevision, reader: BlobReader,
+                       cache: DocsCache | None) -> Any:
+        """Rows for a revision no set covers: the plan walked now; a blob some earlier set
+        already chunked under the same chunk policy takes its stored locators (the same
+        chunks: chunking is deterministic), only new blobs are chunked."""
         policy = self.chunk_policy
         plan = Plan(resolved.commit, resolved.policy)
         for doc, data in plan_view(resolved.view, resolved.policy, reader,
                                    max_blob_bytes=self.config.docs.max_blob_bytes, plan=plan):
             assert data is not None
+            known = cache.known_chunks(doc.blob_oid, doc.content_class, policy.key) \
+                if cache is not None and doc.authority == "git" else None
+            if known is not None:
+                for ordinal, (cid, bs, be, ls, le, digest) in enumerate(known):
+                    row = Row(cid, doc.path, ordinal, doc.blob_oid, doc.authority,
+                              doc.content_class, bs, be, ls, le, digest, ())
+                    yield row, data[bs:be].decode("utf-8")
+                continue
             digest = blob_digest(data)
             for ordinal, span in enumerate(chunk_document(data, doc.content_class, policy)):
                 row = Row(chunk_id(digest, span, policy), doc.path, ordinal, doc.blob_oid,
