@@ -138,7 +138,8 @@ def test_registry_file_is_private_and_holds_the_only_path(service: RepoDocsServi
 
 
 @pytest.mark.parametrize("alias", ["ACME/Widget", "https://github.com/acme/widget.git",
-                                   "git@github.com:acme/widget", "acme/widget/"])
+                                   "git@github.com:acme/widget", "acme/widget/",
+                                   "github.com/ACME/widget"])
 def test_aliases_resolve_to_the_canonical_binding(alias: str) -> None:
     assert canonical_repo_id(alias) == "acme/widget"
 

@@ -11,7 +11,7 @@ object format) and working-tree path, so a symlinked or linked worktree of the s
 repository has the same ``git_store_ref``, and the same path always gets the same ids.
 
 Repository names are aliases until canonicalised: ``https://host/Owner/Repo.git``,
-``git@host:Owner/Repo`` and ``owner/repo`` all resolve to the canonical ``repo_id``
+``git@host:Owner/Repo``, ``host.tld/Owner/Repo`` and ``owner/repo`` all resolve to the canonical ``repo_id``
 ``owner/repo`` before any identity is written. ``rebind`` is a compare-and-swap on the
 source generation: a stale generation is refused, and a successful rebind makes every
 selector carrying the old generation stale.
@@ -62,6 +62,9 @@ def canonical_repo_id(name: str) -> str:
     text = name.strip()
     text = _PREFIX.sub("", text)
     text = text.removesuffix("/").removesuffix(".git").strip("/")
+    parts = text.split("/")
+    if len(parts) >= 3 and "." in parts[0]:  # github.com/owner/name: the host is an alias
+        text = "/".join(parts[1:])
     if not text or len(text) > 200 or not _NAME.fullmatch(text) or ".." in text.split("/"):
         raise RepoDocsRegistrationError(
             "invalid_name", f"{name!r} is not a repository name (use owner/name)"
