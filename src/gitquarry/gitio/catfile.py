@@ -100,6 +100,15 @@ class BlobReader:
                 return BlobResult(status="too_large", oid=oid, kind=kind, size=size)
             return BlobResult(status="ok", oid=oid, kind=kind, size=size, data=data)
 
+    def commit_of(self, revision: str) -> str | None:
+        """The commit ``revision`` names (``HEAD``, a branch, tag, hash, ``HEAD~3``), through
+        this process (``<revision>^{commit}``: tags peeled), or None when it names none. A
+        name starting with ``-`` or holding whitespace is never looked up."""
+        if not revision or revision.startswith("-") or any(c.isspace() for c in revision):
+            return None
+        result = self.read(f"{revision}^{{commit}}", max_bytes=0)
+        return result.oid if result.status != MISSING and result.kind == "commit" else None
+
     def _consume(self, stdout: IO[bytes], size: int, keep: bool) -> bytes:
         pieces: list[bytes] = []
         left = size + 1  # content plus the trailing newline

@@ -11,10 +11,10 @@ object format) and working-tree path, so a symlinked or linked worktree of the s
 repository has the same ``git_store_ref``, and the same path always gets the same ids.
 
 Repository names are aliases until canonicalised: ``https://host/Owner/Repo.git``,
-``git@host:Owner/Repo``, ``host.tld/Owner/Repo`` and ``owner/repo`` all resolve to the canonical ``repo_id``
-``owner/repo`` before any identity is written. ``rebind`` is a compare-and-swap on the
-source generation: a stale generation is refused, and a successful rebind makes every
-selector carrying the old generation stale.
+``git@host:Owner/Repo``, ``host.tld/Owner/Repo`` and ``owner/repo`` all resolve to the
+canonical ``repo_id`` ``owner/repo`` before any identity is written. ``rebind`` is a
+compare-and-swap on the source generation: a stale generation is refused, and a successful
+rebind makes every selector carrying the old generation stale.
 
 The daemon (issue 10) will own this file; :class:`Registry` is the API it calls.
 """

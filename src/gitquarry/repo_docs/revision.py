@@ -17,7 +17,7 @@ from typing import Any
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.gitio.catfile import BlobReader
 from gitquarry.gitio.discovery import inspect_repository
-from gitquarry.gitio.tree import list_tree, resolve_commit
+from gitquarry.gitio.tree import TreeEntry, list_tree, resolve_commit
 from gitquarry.gitio.worktree import own_git_dir
 from gitquarry.repo_docs.chunker import ChunkPolicy
 from gitquarry.repo_docs.overlay import Overlay, compute_overlay
@@ -94,9 +94,15 @@ def restrict_overlay(overlay: Overlay, policy: DocsPolicy) -> Overlay:
     return Overlay(overlay.root, entries, sha256_hex(canonical_json(listing)))
 
 
+#: ``(git dir, commit) -> (tree entries, policy)``: immutable, so a long-lived caller may
+#: keep them (``RepoDocsService`` does); the policy of a dirty worktree is never kept.
+TreeCache = dict[tuple[Path, str], tuple[dict[str, TreeEntry], DocsPolicy]]
+
+
 def resolve_revision(binding: Binding, reader: BlobReader, *, revision: str | None = None,
                      include_worktree: bool = False, git_dir: Path | None = None,
-                     object_format: str | None = None) -> ResolvedRevision:
+                     object_format: str | None = None,
+                     trees: TreeCache | None = None) -> ResolvedRevision:
     """Resolve ``revision`` (default HEAD) of ``binding``'s repository, read its policy and,
     with ``include_worktree``, overlay the tracked working-tree changes.
 
@@ -108,14 +114,17 @@ def resolve_revision(binding: Binding, reader: BlobReader, *, revision: str | No
     if git_dir is None or object_format is None:
         git_dir, object_format = git_dir_of(binding)
     requested = revision or "HEAD"
-    commit = resolve_commit(git_dir, requested)
-    entries = {e.path: e for e in list_tree(git_dir, commit)}
+    found = reader.commit_of(requested)
+    commit = found if found is not None else resolve_commit(git_dir, requested)
+    cached = trees.get((git_dir, commit)) if trees is not None else None
+    entries = cached[0] if cached is not None else \
+        {e.path: e for e in list_tree(git_dir, commit)}
     overlay: Overlay | None = None
     if include_worktree:
         if binding.source.bare:
             raise InvalidArgumentError("--include-worktree", "a bare repository has no "
                                        "working tree")
-        head = resolve_commit(git_dir, "HEAD")
+        head = reader.commit_of("HEAD") or resolve_commit(git_dir, "HEAD")
         if commit != head:
             raise InvalidArgumentError(
                 "--include-worktree", "overlays apply to the working tree's HEAD; drop "
@@ -123,7 +132,14 @@ def resolve_revision(binding: Binding, reader: BlobReader, *, revision: str | No
             )
         overlay = compute_overlay(binding.path, object_format, lambda _p: True)
     view = RevisionView(commit, entries, overlay)
-    policy = read_policy(view, reader)
+    if cached is not None and overlay is None:
+        policy = cached[1]
+    else:
+        policy = read_policy(view, reader)
+        if trees is not None and overlay is None:
+            if len(trees) > 64:
+                trees.clear()
+            trees[(git_dir, commit)] = (entries, policy)
     if overlay is not None:
         overlay = restrict_overlay(overlay, policy)
         view = RevisionView(commit, entries, overlay)

@@ -9,8 +9,9 @@ returns plain JSON-ready dicts with repository-relative paths and opaque ids onl
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,12 @@ from gitquarry.repo_docs.lexical import LexicalCache, LexicalIndex, Row
 from gitquarry.repo_docs.overlay import read_overlay_file
 from gitquarry.repo_docs.plan import Plan, build_plan, plan_view
 from gitquarry.repo_docs.registry import Binding, Registry, Selector
-from gitquarry.repo_docs.revision import ResolvedRevision, git_dir_of, resolve_revision
+from gitquarry.repo_docs.revision import (
+    ResolvedRevision,
+    TreeCache,
+    git_dir_of,
+    resolve_revision,
+)
 from gitquarry.repo_docs.search import MAX_LIMIT, MODES, SemanticSide, Warnings, rank
 from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
 from gitquarry.retrieval.rerank import reranker_for
@@ -60,6 +66,9 @@ class RepoDocsService:
         self._embedder: Embedder | None = None
         self._matrices: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
         self._headings: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {}
+        self._git_dirs: dict[tuple[str, int, str], tuple[Path, str]] = {}
+        self._trees: TreeCache = {}
+        self._caches: dict[Path, DocsCache] = {}
         self._lock = threading.RLock()
 
     @property
@@ -72,6 +81,9 @@ class RepoDocsService:
             for reader in self._readers.values():
                 reader.close()
             self._readers.clear()
+            for cache in self._caches.values():
+                cache.close()
+            self._caches.clear()
             self.lexical.clear()
             if self._embedder is not None:
                 self._embedder.close()
@@ -94,16 +106,26 @@ class RepoDocsService:
     def _resolve(self, selector: Selector, revision: str | None,
                  include_worktree: bool) -> tuple[ResolvedRevision, BlobReader]:
         binding = self.registry.resolve(selector)
-        git_dir, fmt = git_dir_of(binding)
+        key = (binding.source.source_registration_id, binding.source.generation,
+               binding.source.repository_path)
+        located = self._git_dirs.get(key)
+        if located is None or not located[0].is_dir():
+            located = self._git_dirs[key] = git_dir_of(binding)
+        git_dir, fmt = located
         reader = self._reader(git_dir)
         resolved = resolve_revision(binding, reader, revision=revision,
                                     include_worktree=include_worktree, git_dir=git_dir,
-                                    object_format=fmt)
+                                    object_format=fmt, trees=self._trees)
         return resolved, reader
 
-    def _cache(self, binding: Binding) -> DocsCache | None:
+    @contextlib.contextmanager
+    def _open_cache(self, binding: Binding) -> Iterator[DocsCache | None]:
+        """The binding's cache (kept open by this service), or None when there is none."""
         path = cache_dir_for(binding, self.config) / DB_NAME
-        return DocsCache(path) if path.is_file() else None
+        cache = self._caches.get(path)
+        if cache is None and path.is_file():
+            cache = self._caches[path] = DocsCache(path)
+        yield cache
 
     def _header(self, resolved: ResolvedRevision) -> dict[str, Any]:
         return {
@@ -163,10 +185,9 @@ class RepoDocsService:
         with self._lock:
             binding = self.registry.resolve(selector)
             resolved, _reader = self._resolve(selector, None, False)
-            cache = self._cache(binding)
             sets: list[SetRow] = []
-            if cache is not None:
-                with cache:
+            with self._open_cache(binding) as cache:
+                if cache is not None:
                     sets = cache.sets(binding.source.git_store_ref)
             head_sets = [s for s in sets if s.commit_oid == resolved.commit
                          and s.policy_hash == resolved.policy.policy_hash
@@ -369,8 +390,7 @@ class RepoDocsService:
         with self._lock:
             resolved, reader = self._resolve(selector, revision, include_worktree)
             warnings = Warnings()
-            cache = self._cache(resolved.binding)
-            try:
+            with self._open_cache(resolved.binding) as cache:
                 response: dict[str, Any] = {
                     **self._header(resolved), "query": query, "requested_mode": mode,
                     "effective_mode": "fulltext", "revision_set_id": None,
@@ -397,15 +417,11 @@ class RepoDocsService:
                 hydrator = Hydrator(reader, resolved.overlay, self.config.docs.max_blob_bytes)
                 search = self.config.search
                 hits, summary = rank(
-                            index, query, limit=limit, semantic=semantic, hydrator=hydrator,
-                            warnings=warnings, heading_path=self._heading_path,
-                            rrf_k=search.rrf_k,
-                            weights=(search.lexical_weight, search.semantic_weight),
-                            pipeline=settings, reranker=reranker, reranker_problem=problem,
-                            explain=explain)
-            finally:
-                if cache is not None:
-                    cache.close()
+                    index, query, limit=limit, semantic=semantic, hydrator=hydrator,
+                    warnings=warnings, heading_path=self._heading_path, rrf_k=search.rrf_k,
+                    weights=(search.lexical_weight, search.semantic_weight),
+                    pipeline=settings, reranker=reranker, reranker_problem=problem,
+                    explain=explain)
             for hit in hits:
                 hit["citation"]["commit_oid"] = resolved.commit
             response["hits"] = hits
