@@ -182,7 +182,7 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
 
         if cold_runs:
             cold("cold_cli_no_index")
-        subprocess.run([str(exe), "repo-docs", "index", "--json"],
+        subprocess.run([str(exe), "repo-docs", "index", "--foreground", "--json"],
                        env=dict(env, GITQUARRY_CONFIG=str(tmp / "none.toml")), check=True,
                        capture_output=True)
         if cold_runs:
