@@ -282,3 +282,19 @@ def test_unindexed_revision_reuses_stored_chunks_and_ranks_the_same(
     strip = [(h["chunk_id"], h["citation"], h["score"]) for h in before["hits"]]
     assert strip == [(h["chunk_id"], h["citation"], h["score"]) for h in after["hits"]]
     assert after["coverage"]["state"] == "none"  # no set covers the old tag
+
+
+def test_heading_paths_come_from_stored_line_numbers(service: RepoDocsService,
+                                                     registered: Selector,
+                                                     docs_repo: Repo) -> None:
+    service.index(registered)
+    with DocsCache(docs_repo.path / ".gitquarry" / "repo_docs.db") as cache:
+        stored = [r[0] for r in cache.conn.execute("SELECT heading_lines FROM chunks")]
+    assert stored and all(s == "" or all(x.isdigit() for x in s.split(",")) for s in stored)
+    fresh = RepoDocsService(service.config, service.registry)
+    try:
+        r = fresh.search(registered, "worker_connections", mode="fulltext")
+    finally:
+        fresh.close()
+    assert r["hits"][0]["heading_path"] == "Deployment > Nginx > Configuration" or \
+        r["hits"][0]["heading_path"].startswith("Deployment")

@@ -32,6 +32,8 @@ class Heading:
     title: str
     line_start: int
     line_end: int
+    #: the line holding the title text (the line after an RST overline)
+    title_line: int = 0
 
 
 def _parser() -> MarkdownIt:
@@ -57,6 +59,18 @@ def front_matter_lines(text: str) -> int:
     return 0
 
 
+_ATX_LINE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
+
+def title_from_line(line: str) -> str:
+    """A heading's title from its source line (ATX markers, a closing ``#`` run and an
+    attribute list removed; a setext or RST title line is its own title)."""
+    match = _ATX_LINE.match(line)
+    title = (match.group(1) or "") if match else line
+    title = title.strip()
+    return _ATTRS.sub("", title) or title
+
+
 def markdown_headings(text: str) -> list[Heading]:
     """The top-level headings of the Markdown ``text``, in document order."""
     skip = front_matter_lines(text)
@@ -72,5 +86,5 @@ def markdown_headings(text: str) -> list[Heading]:
         title = tokens[i + 1].content.strip() if i + 1 < len(tokens) else ""
         title = _ATTRS.sub("", title) or title
         start, end = token.map
-        headings.append(Heading(int(token.tag[1]), title, start + 1, end))
+        headings.append(Heading(int(token.tag[1]), title, start + 1, end, start + 1))
     return headings

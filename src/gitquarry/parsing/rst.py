@@ -66,4 +66,4 @@ def _make(styles: list[tuple[str, bool]], char: str, overline: bool, title: str,
     style = (char, overline)
     if style not in styles:
         styles.append(style)
-    return Heading(styles.index(style) + 1, title, start, end)
+    return Heading(styles.index(style) + 1, title, start, end, start + 1 if overline else start)

@@ -23,6 +23,11 @@ from gitquarry.store.connection import open_store
 from gitquarry.store.schema.repo_docs import REPO_DOCS_MIGRATIONS, REQUIRED_TABLES
 
 DB_NAME = "repo_docs.db"
+
+
+def parse_lines(text: str | None) -> tuple[int, ...]:
+    """``"3,17"`` → ``(3, 17)``; ``""`` → ``()``."""
+    return tuple(int(x) for x in text.split(",") if x.isdigit()) if text else ()
 STATES = ("building", "partial", "ready", "superseded", "failed")
 
 
@@ -41,6 +46,7 @@ class Locator:
     line_end: int
     raw_slice_sha256: str
     content_class: str
+    heading_lines: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -238,9 +244,10 @@ class DocsCache:
             if content_class is None or chunk_policy is None:
                 return
             conn.executemany(
-                "INSERT OR IGNORE INTO chunks VALUES (?,?,?,?,?,?)",
-                [(cid, s.byte_start, s.byte_end, s.line_start, s.line_end, digest)
-                 for cid, s, digest in chunks],
+                "INSERT OR IGNORE INTO chunks (chunk_id, byte_start, byte_end, line_start, "
+                "line_end, raw_slice_sha256, heading_lines) VALUES (?,?,?,?,?,?,?)",
+                [(cid, s.byte_start, s.byte_end, s.line_start, s.line_end, digest,
+                  ",".join(map(str, s.heading_lines))) for cid, s, digest in chunks],
             )
             conn.execute("DELETE FROM blob_chunks WHERE blob_sha256 = ? AND content_class = ? "
                          "AND chunk_policy = ?", (blob_sha256, content_class, chunk_policy))
@@ -256,11 +263,14 @@ class DocsCache:
         """Every chunk of the set, by path then ordinal."""
         rows = self.conn.execute(
             "SELECT sc.chunk_id, sc.path, sc.ordinal, f.blob_oid, f.authority, c.byte_start, "
-            "c.byte_end, c.line_start, c.line_end, c.raw_slice_sha256, f.content_class "
+            "c.byte_end, c.line_start, c.line_end, c.raw_slice_sha256, f.content_class, "
+            "c.heading_lines "
             "FROM set_chunks sc JOIN chunks c ON c.chunk_id = sc.chunk_id "
             "JOIN set_files f ON f.set_id = sc.set_id AND f.path = sc.path "
             "WHERE sc.set_id = ? ORDER BY sc.path, sc.ordinal", (set_id,))
-        return [Locator(*row) for row in rows]
+        return [Locator(str(r[0]), str(r[1]), int(r[2]), str(r[3]), str(r[4]), int(r[5]),
+                        int(r[6]), int(r[7]), int(r[8]), str(r[9]), str(r[10]),
+                        parse_lines(r[11])) for r in rows]
 
     # -- vectors ---------------------------------------------------------------------------
 
@@ -327,21 +337,23 @@ class DocsCache:
         ).fetchone()
         return SetRow(**dict(row)) if row else None
 
-    def known_chunks(self, blob_oid: str, content_class: str,
-                     chunk_policy: str) -> list[tuple[str, int, int, int, int, str]] | None:
+    def known_chunks(self, blob_oid: str, content_class: str, chunk_policy: str
+                     ) -> list[tuple[str, int, int, int, int, str, tuple[int, ...]]] | None:
         """The stored chunks of a blob already chunked under ``chunk_policy``, in order:
-        ``(chunk_id, byte_start, byte_end, line_start, line_end, raw_slice_sha256)``; None
-        when the blob was never chunked so."""
+        ``(chunk_id, byte_start, byte_end, line_start, line_end, raw_slice_sha256,
+        heading_lines)``; None when the blob was never chunked so."""
         verdict = self.blob_verdict(blob_oid)
         if verdict is None or verdict[1] != "ok":
             return None
         ids = self.chunk_ids(verdict[0], content_class, chunk_policy)
         if ids is None:
             return None
-        rows = {str(r[0]): (str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]))
+        rows = {str(r[0]): (str(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), str(r[5]),
+                            parse_lines(r[6]))
                 for r in self.conn.execute(
                     "SELECT c.chunk_id, c.byte_start, c.byte_end, c.line_start, c.line_end, "
-                    "c.raw_slice_sha256 FROM blob_chunks b JOIN chunks c ON c.chunk_id = "
+                    "c.raw_slice_sha256, c.heading_lines FROM blob_chunks b JOIN chunks c ON "
+                    "c.chunk_id = "
                     "b.chunk_id WHERE b.blob_sha256 = ? AND b.content_class = ? AND "
                     "b.chunk_policy = ?", (verdict[0], content_class, chunk_policy))}
         if len(rows) != len(set(ids)):

@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitquarry.parsing.markdown import Heading, markdown_headings
+from gitquarry.parsing.markdown import Heading, markdown_headings, title_from_line
 from gitquarry.parsing.rst import rst_titles
 from gitquarry.repo_docs.policy import canonical_json
 
@@ -58,6 +58,9 @@ class ChunkSpan:
     line_start: int
     line_end: int
     heading_path: tuple[str, ...]
+    #: 1-based lines holding the heading path's titles (numbers only: the cache may store
+    #: them, and the path is re-read from the blob with ``heading_path_from_lines``)
+    heading_lines: tuple[int, ...] = ()
 
 
 @dataclass
@@ -89,20 +92,33 @@ def headings_for(text: str, content_class: str) -> list[Heading]:
     return []
 
 
-def _sections(headings: Sequence[Heading], n_lines: int) -> list[tuple[int, int, tuple[str, ...]]]:
-    """(first line index, end line index exclusive, heading path) per section."""
-    sections: list[tuple[int, int, tuple[str, ...]]] = []
+Section = tuple[int, int, tuple[str, ...], tuple[int, ...]]
+
+
+def _sections(headings: Sequence[Heading], n_lines: int) -> list[Section]:
+    """(first line index, end line index exclusive, heading path, title lines) per section."""
+    sections: list[Section] = []
     first = headings[0].line_start - 1 if headings else n_lines
     if first > 0:
-        sections.append((0, first, ()))
+        sections.append((0, first, (), ()))
     stack: list[Heading] = []
     for i, heading in enumerate(headings):
         while stack and stack[-1].level >= heading.level:
             stack.pop()
         stack.append(heading)
         end = headings[i + 1].line_start - 1 if i + 1 < len(headings) else n_lines
-        sections.append((heading.line_start - 1, end, tuple(h.title for h in stack)))
+        sections.append((heading.line_start - 1, end, tuple(h.title for h in stack),
+                         tuple(h.title_line or h.line_start for h in stack)))
     return sections
+
+
+def heading_path_from_lines(data: bytes, lines: Sequence[int]) -> tuple[str, ...]:
+    """The heading path re-read from the blob: the titles on ``lines`` (1-based)."""
+    if not lines:
+        return ()
+    text_lines = data.decode("utf-8", "replace").split("\n")
+    return tuple(title_from_line(text_lines[n - 1].rstrip("\r"))
+                 for n in lines if 0 < n <= len(text_lines))
 
 
 def _blank(line: str) -> bool:
@@ -146,7 +162,7 @@ def _pieces(lines: _Lines, start: int, end: int, max_chars: int) -> list[tuple[i
 
 
 def _cut_line(data: bytes, lines: _Lines, index: int, max_chars: int,
-              path: tuple[str, ...]) -> list[ChunkSpan]:
+              path: tuple[str, ...], path_lines: tuple[int, ...]) -> list[ChunkSpan]:
     """An overlong single line as pieces of at most ``max_chars`` characters."""
     text = lines.text[index]
     base = lines.offsets[index]
@@ -156,7 +172,8 @@ def _cut_line(data: bytes, lines: _Lines, index: int, max_chars: int,
         piece = text[pos_chars : pos_chars + max_chars]
         size = len(piece.encode("utf-8"))
         if piece.strip():
-            spans.append(ChunkSpan(pos_bytes, pos_bytes + size, index + 1, index + 1, path))
+            spans.append(ChunkSpan(pos_bytes, pos_bytes + size, index + 1, index + 1, path,
+                                   path_lines))
         pos_chars += len(piece)
         pos_bytes += size
     return spans
@@ -175,9 +192,9 @@ def chunk_document(data: bytes, content_class: str,
     n = len(lines.text)
     sections = _sections(headings_for(text, content_class), n)
     # merge tiny sections into the next one when both fit
-    merged: list[tuple[int, int, tuple[str, ...]]] = []
-    carry: tuple[int, int, tuple[str, ...]] | None = None
-    for start, end, path in sections:
+    merged: list[Section] = []
+    carry: Section | None = None
+    for start, end, path, path_lines in sections:
         if carry is not None:
             combined = sum(lines.chars[carry[0]:end])
             parent = carry[2][:-1]
@@ -185,26 +202,26 @@ def chunk_document(data: bytes, content_class: str,
             if combined <= policy.max_chars and related:
                 # a sibling or a child: the chunk starts (and is cited) at the tiny section,
                 # so it keeps that section's heading path
-                start, path = carry[0], carry[2]
+                start, path, path_lines = carry[0], carry[2], carry[3]
             else:
                 merged.append(carry)
             carry = None
         size = sum(lines.chars[start:end])
         if size < policy.min_chars and any(not _blank(t) for t in lines.text[start:end]):
-            carry = (start, end, path)
+            carry = (start, end, path, path_lines)
             continue
-        merged.append((start, end, path))
+        merged.append((start, end, path, path_lines))
     if carry is not None:
         merged.append(carry)
     spans: list[ChunkSpan] = []
-    for start, end, path in merged:
+    for start, end, path, path_lines in merged:
         for a, b in _pieces(lines, start, end, policy.max_chars):
             if b - a == 1 and lines.chars[a] > policy.max_chars + 1:
-                spans.extend(_cut_line(data, lines, a, policy.max_chars, path))
+                spans.extend(_cut_line(data, lines, a, policy.max_chars, path, path_lines))
                 continue
             byte_start = lines.offsets[a]
             byte_end = lines.offsets[b - 1] + len(lines.text[b - 1].encode("utf-8"))
-            spans.append(ChunkSpan(byte_start, byte_end, a + 1, b, path))
+            spans.append(ChunkSpan(byte_start, byte_end, a + 1, b, path, path_lines))
     return spans
 
 

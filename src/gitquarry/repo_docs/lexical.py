@@ -44,6 +44,8 @@ class Row:
     line_end: int
     raw_slice_sha256: str
     heading_path: tuple[str, ...]
+    #: line numbers of the heading path's titles (re-read from the blob for display)
+    heading_lines: tuple[int, ...] = ()
 
 
 class LexicalIndex:

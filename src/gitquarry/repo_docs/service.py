@@ -27,6 +27,7 @@ from gitquarry.repo_docs.chunker import (
     blob_digest,
     chunk_document,
     chunk_id,
+    heading_path_from_lines,
     slice_digest,
 )
 from gitquarry.repo_docs.hydrate import Hydrator
@@ -256,7 +257,7 @@ class RepoDocsService:
                 continue
             row = Row(loc.chunk_id, loc.path, loc.ordinal, loc.blob_oid, loc.authority,
                       loc.content_class, loc.byte_start, loc.byte_end, loc.line_start,
-                      loc.line_end, loc.raw_slice_sha256, ())
+                      loc.line_end, loc.raw_slice_sha256, (), loc.heading_lines)
             yield row, data[loc.byte_start : loc.byte_end].decode("utf-8", "replace")
 
     def _rows_from_git(self, resolved: ResolvedRevision, reader: BlobReader,
@@ -272,9 +273,9 @@ class RepoDocsService:
             known = cache.known_chunks(doc.blob_oid, doc.content_class, policy.key) \
                 if cache is not None and doc.authority == "git" else None
             if known is not None:
-                for ordinal, (cid, bs, be, ls, le, digest) in enumerate(known):
+                for ordinal, (cid, bs, be, ls, le, digest, hl) in enumerate(known):
                     row = Row(cid, doc.path, ordinal, doc.blob_oid, doc.authority,
-                              doc.content_class, bs, be, ls, le, digest, ())
+                              doc.content_class, bs, be, ls, le, digest, (), hl)
                     yield row, data[bs:be].decode("utf-8")
                 continue
             digest = blob_digest(data)
@@ -282,10 +283,12 @@ class RepoDocsService:
                 row = Row(chunk_id(digest, span, policy), doc.path, ordinal, doc.blob_oid,
                           doc.authority, doc.content_class, span.byte_start, span.byte_end,
                           span.line_start, span.line_end, slice_digest(data, span),
-                          span.heading_path)
+                          span.heading_path, span.heading_lines)
                 yield row, data[span.byte_start : span.byte_end].decode("utf-8")
 
     def _heading_path(self, row: Row, data: bytes) -> tuple[str, ...]:
+        if row.heading_lines:  # stored line numbers: read the titles, no parse
+            return heading_path_from_lines(data, row.heading_lines)
         key = (row.raw_slice_sha256 if row.authority != "git" else row.blob_oid,
                row.content_class)
         spans = self._headings.get(key)

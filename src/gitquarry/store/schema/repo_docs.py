@@ -13,8 +13,9 @@ file membership (path, blob id, size, content class, exclusion reason), chunk lo
   a reason: ``binary``, ``invalid_utf8``, ``lfs_pointer``).
 - ``chunkings(blob_sha256, content_class, chunk_policy, n_chunks)`` and
   ``blob_chunks(..., ordinal, chunk_id)``: a blob's chunks under a chunk policy, computed once.
-- ``chunks(chunk_id, byte_start, byte_end, line_start, line_end, raw_slice_sha256)``:
-  locators; bytes are 0-based with an exclusive end, lines 1-based inclusive.
+- ``chunks(chunk_id, byte_start, byte_end, line_start, line_end, raw_slice_sha256,
+  heading_lines)``: locators; bytes are 0-based with an exclusive end, lines 1-based
+  inclusive; ``heading_lines`` the line numbers of the heading path's titles (numbers only).
 - ``set_chunks(set_id, path, ordinal, chunk_id)``: the chunks of a set, in document order.
 - ``namespaces(id, key, dimensions)`` and ``vectors(namespace_id, chunk_id,
   embed_input_sha256, vector)``: little-endian float32, L2-normalised, per namespace.
@@ -130,3 +131,10 @@ def _init(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID;
         """,
     )
+
+
+@REPO_DOCS_MIGRATIONS("repo_docs_0002_heading_lines")
+def _heading_lines(conn: sqlite3.Connection) -> None:
+    # the line numbers (never the text) of a chunk's heading path, comma-separated; '' for
+    # chunks stored before this step (their paths are recomputed by parsing the blob)
+    conn.execute("ALTER TABLE chunks ADD COLUMN heading_lines TEXT NOT NULL DEFAULT ''")
