@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _synthetic import build_repo
 from gitquarry.config import Config
 from gitquarry.embedding import create_embedder, to_blob
-from gitquarry.history.document import TEXT_FORMAT, commit_document
+from gitquarry.history.document import default_format, text_format
 from gitquarry.history.embed import embed_pending, ensure_namespace
 from gitquarry.history.indexer import index_workspace
 from gitquarry.history.search import search_git_history
@@ -75,9 +75,8 @@ def pipeline_vs_raw(db: Path, n_texts: int, rounds: int) -> dict:
         "SELECT id, title, message, author, committer, files_changed, delta_truncated "
         "FROM git_commits ORDER BY id LIMIT ?", (n_texts,)
     ).fetchall()
-    from gitquarry.embedding import char_budget
-
-    texts = [commit_document(r, char_budget(embedder.max_tokens)) for r in rows]
+    fmt = default_format()
+    texts = [fmt.build(r, embedder.max_tokens) for r in rows]
     ids = [int(r["id"]) for r in rows]
     raw_rates, pipe_rates = [], []
     for rnd in range(rounds):
@@ -86,10 +85,10 @@ def pipeline_vs_raw(db: Path, n_texts: int, rounds: int) -> dict:
             if which == "raw":
                 t = time.monotonic()
                 for s in range(0, len(texts), 100):
-                    embedder.embed(texts[s : s + 100])
+                    embedder.embed(texts[s : s + 100], max_tokens=fmt.max_tokens)
                 raw_rates.append(len(texts) / (time.monotonic() - t))
             else:
-                ns = ensure_namespace(store, embedder.namespace(TEXT_FORMAT))
+                ns = ensure_namespace(store, embedder.namespace(text_format()))
                 with store.atomic() as c:
                     c.execute("DELETE FROM commit_vectors WHERE namespace_id = ?", (ns,))
                     # keep only the benchmark's commits pending: pre-fill the others
@@ -127,7 +126,7 @@ def fill_random_vectors(db: Path) -> int:
     store = open_store(db)
     embedder = create_embedder(Config().embedding, purpose="index")
     assert embedder is not None
-    ns = ensure_namespace(store, embedder.namespace(TEXT_FORMAT))
+    ns = ensure_namespace(store, embedder.namespace(text_format()))
     ids = [int(r[0]) for r in store.conn.execute("SELECT id FROM git_commits")]
     rng = np.random.default_rng(0)
     with store.atomic() as c:

@@ -94,6 +94,8 @@ class EmbeddingConfig:
     batch_size: int = 100
     #: request timeout for HTTP providers, seconds.
     timeout_s: float = 60.0
+    #: ONNX Runtime intra-op threads for minilm-onnx; 0 = one per available CPU (at most 8).
+    threads: int = 0
 
 
 @dataclass
@@ -494,6 +496,8 @@ def _validate(config: Config, path: Path | None) -> None:
         raise bad("[embedding] batch_size", "must be >= 1")
     if not (math.isfinite(config.embedding.timeout_s) and config.embedding.timeout_s > 0):
         raise bad("[embedding] timeout_s", "must be a positive number of seconds")
+    if not 0 <= config.embedding.threads <= 256:
+        raise bad("[embedding] threads", "must be 0 (automatic) to 256")
     search = config.search
     if search.rrf_k < 1:
         raise bad("[search] rrf_k", "must be >= 1")

@@ -97,12 +97,22 @@ def index_extras(
             emb = None
             report.errors.append(f"embeddings not computed: {exc}")
         report.embeddings = emb
+        if emb is not None and emb.get("replaces") and (emb["embedded"] or emb["reused"]):
+            report.notes.append(
+                "Embeddings: the embedding model or commit document format changed "
+                f"({', '.join(emb['replaces'])} -> {emb['namespace']}); re-embedding, newest "
+                "commits first (commits without a new vector are found by keywords meanwhile)."
+            )
         if emb is not None and (emb["embedded"] or emb["reused"]):
             vectors = "commit has" if emb["total_commits"] == 1 else "commits have"
             report.notes.append(
                 f"Embeddings: {emb['embedded']:,} computed, {emb['reused']:,} reused in "
                 f"{emb['seconds']:.1f} s; {emb['with_vectors']:,} of {emb['total_commits']:,} "
                 f"{vectors} vectors ({emb['namespace']})."
+            )
+        if emb is not None and emb.get("removed"):
+            report.notes.append(
+                f"Embeddings: removed the replaced vectors of {', '.join(emb['removed'])}."
             )
     if workspace.config.docs.refresh_on_index:
         refresh_repo_docs(workspace, report, embed=embed)

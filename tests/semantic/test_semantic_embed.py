@@ -18,7 +18,7 @@ from gitquarry.embedding.registry import (
     register_provider,
 )
 from gitquarry.errors import EmbeddingError
-from gitquarry.history.document import TEXT_FORMAT
+from gitquarry.history.document import text_format
 
 from .conftest import GitRepo, Harness, RecordingProgress, write_user_config
 
@@ -98,10 +98,10 @@ def test_embeds_in_batches_with_progress(
     assert emb is not None
     assert emb["embedded"] == N_COMMITS and emb["reused"] == 0
     assert emb["with_vectors"] == emb["total_commits"] == N_COMMITS
-    assert emb["namespace"] == f"fake|hashing-bow-64|64|{TEXT_FORMAT}"
+    assert emb["namespace"] == f"fake|hashing-bow-64|64|{text_format()}"
     assert [e.calls for e in counting.made] == [3]  # 4 + 4 + 2
     phases = [p for kind, p in progress.events if kind == "phase"]
-    assert phases[-1] == ("embedding (hashing-bow-64)", N_COMMITS)
+    assert phases[-1] == ("embedding, newest first (hashing-bow-64)", N_COMMITS)
     after = progress.events[progress.events.index(("phase", phases[-1])) + 1 :]
     assert [units for kind, units in after if kind == "advance"] == [4, 4, 2]
     assert any("Embeddings: 10 computed" in line for line in extras.summary_lines())
@@ -215,11 +215,11 @@ def test_namespace_switch_reembeds_and_never_mixes_spaces(
     _, extras = harness.index()
     assert extras.embeddings is not None
     assert extras.embeddings["embedded"] == N_COMMITS  # the new space is computed in full
-    assert extras.embeddings["namespace"] == f"fake|hashing-bow-32|32|{TEXT_FORMAT}"
+    assert extras.embeddings["namespace"] == f"fake|hashing-bow-32|32|{text_format()}"
     namespaces = harness.rows("SELECT id, key, dimensions FROM embedding_namespaces ORDER BY id")
     assert [(key, dims) for _, key, dims in namespaces] == [
-        (f"fake|hashing-bow-64|64|{TEXT_FORMAT}", 64),
-        (f"fake|hashing-bow-32|32|{TEXT_FORMAT}", 32),
+        (f"fake|hashing-bow-64|64|{text_format()}", 64),
+        (f"fake|hashing-bow-32|32|{text_format()}", 32),
     ]
     new_ns = namespaces[1][0]
     now = vectors(harness)
@@ -333,3 +333,51 @@ def test_same_model_name_with_other_dimensions_never_mixes_spaces(
         }
         for r in semantic.results:
             assert r.similarity == pytest.approx(float(stored[r.hash] @ qvec), abs=1e-5)
+
+
+def test_newest_commits_are_embedded_first(
+    harness: Harness, counting: CountingProvider, make_repo: Callable[[str], GitRepo]
+) -> None:
+    """An interrupted first run leaves the newest commits with vectors."""
+    _, hashes = build_repo(make_repo)
+    harness.batch_size = 4
+    counting.fail_on = 2  # the first batch lands, the second raises
+    harness.index()
+    embedded = {
+        h for (h,) in harness.rows(
+            "SELECT c.hash FROM commit_vectors v JOIN git_commits c ON c.id = v.commit_id"
+        )
+    }
+    assert embedded == set(hashes[-4:])
+
+
+def test_document_format_change_reembeds_says_so_and_drops_old_vectors(
+    harness: Harness, counting: CountingProvider, make_repo: Callable[[str], GitRepo],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitquarry.history import document
+
+    build_repo(make_repo)
+    monkeypatch.setattr(document, "DEFAULT_FORMAT", document.DocumentFormat("v1", 256))
+    harness.index()
+    old_key = f"fake|hashing-bow-64|64|{text_format()}"
+    assert old_key.endswith("commit-v1-t256")
+    monkeypatch.setattr(document, "DEFAULT_FORMAT", document.DocumentFormat("v2", 128))
+    # searching before the re-embedding never uses the old format's vectors
+    before = harness.query("module handling", mode="hybrid")
+    assert [w.code for w in before.warnings] == ["no_embeddings"]
+
+    _, extras = harness.index()
+    emb = extras.embeddings
+    assert emb is not None and emb["embedded"] == N_COMMITS
+    assert emb["replaces"] == [old_key] and emb["removed"] == [old_key]
+    lines = extras.summary_lines()
+    assert any("format changed" in line and "newest" in line for line in lines)
+    assert any("removed the replaced vectors" in line for line in lines)
+    keys = dict(harness.rows(
+        "SELECT n.key, count(v.commit_id) FROM embedding_namespaces n "
+        "LEFT JOIN commit_vectors v ON v.namespace_id = n.id GROUP BY n.id"
+    ))
+    assert keys == {old_key: 0, f"fake|hashing-bow-64|64|{text_format()}": N_COMMITS}
+    after = harness.query("module handling", mode="hybrid")
+    assert after.warnings == [] and after.embedded_fraction == 1.0

@@ -13,6 +13,7 @@ import pytest
 
 from gitquarry.embedding.fake import HashingEmbedder
 from gitquarry.embedding.minilm import DIMENSIONS, MODEL_ID, PROVIDER
+from gitquarry.history.document import text_format
 from gitquarry.history.embed import embed_pending
 from gitquarry.store import open_store
 
@@ -53,7 +54,7 @@ def indexed_with_default_vectors(workspace_dir: Path, make_repo: Callable[[str],
     harness.index(embed=False)
     with open_store(harness.db_path) as store:
         report = embed_pending(store, PosingAsMiniLM())
-    assert report.namespace == f"{PROVIDER}|{MODEL_ID}|{DIMENSIONS}|commit-v1"
+    assert report.namespace == f"{PROVIDER}|{MODEL_ID}|{DIMENSIONS}|{text_format()}"
     assert report.with_vectors == 2
     return workspace_dir
 

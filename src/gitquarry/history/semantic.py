@@ -21,7 +21,7 @@ import numpy as np
 from gitquarry.config import Config
 from gitquarry.embedding import Embedder, create_embedder
 from gitquarry.errors import EmbeddingError
-from gitquarry.history.document import TEXT_FORMAT
+from gitquarry.history.document import text_format
 from gitquarry.history.models import Warning_
 from gitquarry.retrieval.vectors import cosine_top_k
 from gitquarry.store import Store
@@ -89,7 +89,7 @@ class SemanticRanker:
         """Look the namespace up again: a long-lived ranker (the MCP server's) created before
         the first ``gitquarry index`` computed vectors must use them once they exist."""
         embedder = self.embedder()  # cheap: providers load their model on first embed()
-        found = find_namespace(conn, embedder.provider, embedder.model, TEXT_FORMAT)
+        found = find_namespace(conn, embedder.provider, embedder.model, text_format())
         if found is not None:
             self.namespace_id, self.namespace_key, self.dimensions = found
             self._matrix = None
@@ -207,7 +207,7 @@ class SemanticRanker:
         matrix, allowed = prepared
         try:
             qvec = self._query_vector(query)
-            exact = self.embedder().namespace(TEXT_FORMAT).key
+            exact = self.embedder().namespace(text_format()).key
         except EmbeddingError as exc:
             return self._failed(outcome, exc)
         if exact != self.namespace_key:
@@ -248,7 +248,7 @@ class SemanticRanker:
         def compute() -> SemanticOutcome | None:
             try:
                 qvec = self._query_vector(query)
-                exact = self.embedder().namespace(TEXT_FORMAT).key
+                exact = self.embedder().namespace(text_format()).key
             except EmbeddingError as exc:
                 return self._failed(outcome, exc)
             if exact != expected:
@@ -342,9 +342,9 @@ def load_semantic_ranker(config: Config, store: Store) -> SemanticRanker | None:
     embedder = create_embedder(config.embedding, purpose="query")
     if embedder is None:
         return None
-    found = find_namespace(store.conn, embedder.provider, embedder.model, TEXT_FORMAT)
+    found = find_namespace(store.conn, embedder.provider, embedder.model, text_format())
     if found is None:
-        key = f"{embedder.provider}|{embedder.model}|?|{TEXT_FORMAT}"
+        key = f"{embedder.provider}|{embedder.model}|?|{text_format()}"
         return SemanticRanker(config, None, key, 0, embedder)
     ns_id, key, dims = found
     return SemanticRanker(config, ns_id, key, dims, embedder)
