@@ -31,20 +31,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitquarry.config import load_config
+from gitquarry.history import document
 from gitquarry.history.indexer import index_workspace
 from gitquarry.history.progress import NullProgress
 from gitquarry.history.service import HistorySearcher
 from gitquarry.indexing import index_extras
 from gitquarry.retrieval.filters import parse_time
+from gitquarry.retrieval.fusion import (
+    ShapeWeights,
+    introduction_subject,
+    rrf_fuse,
+    score_fuse,
+)
 from gitquarry.workspace import Workspace
 
 MODES = ("lexical", "semantic", "hybrid")
@@ -59,6 +67,8 @@ class Query:
     before: int | None = None
     kind: str | None = None
     line: int = 0
+    #: words for git's own recipe on "introduced" questions (git log --reverse --grep ...)
+    git_grep: list[str] | None = None
 
 
 def load_queries(path: Path) -> list[Query]:
@@ -88,6 +98,7 @@ def load_queries(path: Path) -> list[Query]:
                 before=parse_time(obj.get("before")),
                 kind=obj.get("kind"),
                 line=n,
+                git_grep=obj.get("git_grep"),
             )
         )
     return queries
@@ -197,6 +208,116 @@ def summarise(rows: list[dict[str, Any]], modes: Sequence[str], k: int) -> dict[
     return out
 
 
+# --------------------------------------------------------------------------- fusion study
+
+#: candidates each ranker contributes to fusion (what search_git_history uses for top_n 10)
+STUDY_CANDIDATES = 50
+
+Ranked = list[tuple[str, float]]
+
+
+def _rrf(k: int, weights: tuple[float, float]) -> Callable[[str, Ranked, Ranked], list[str]]:
+    def fuse(query: str, lex: Ranked, sem: Ranked) -> list[str]:
+        return [h for h, _ in rrf_fuse([[h for h, _ in lex], [h for h, _ in sem]],
+                                       list(weights), k=k)]
+    return fuse
+
+
+def _shape_rrf(k: int, shapes: ShapeWeights) -> Callable[[str, Ranked, Ranked], list[str]]:
+    def fuse(query: str, lex: Ranked, sem: Ranked) -> list[str]:
+        return _rrf(k, shapes.for_query(query))(query, lex, sem)
+    return fuse
+
+
+def _scores(alpha: float | None, shapes: ShapeWeights | None = None
+            ) -> Callable[[str, Ranked, Ranked], list[str]]:
+    def fuse(query: str, lex: Ranked, sem: Ranked) -> list[str]:
+        weights = shapes.for_query(query) if shapes else (1 - (alpha or 0.5), alpha or 0.5)
+        return [h for h, _ in score_fuse([lex, sem], list(weights))]
+    return fuse
+
+
+SHAPES = ShapeWeights(keyword=(1.0, 0.5), mixed=(1.0, 1.0), natural=(1.0, 2.0))
+STRATEGIES: dict[str, Callable[[str, Ranked, Ranked], list[str]]] = {
+    "rrf k=60 1/1": _rrf(60, (1.0, 1.0)),
+    "rrf k=60 1/2": _rrf(60, (1.0, 2.0)),
+    "rrf k=20 1/1": _rrf(20, (1.0, 1.0)),
+    "rrf k=20 1/2": _rrf(20, (1.0, 2.0)),
+    "rrf k=10 1/1.5": _rrf(10, (1.0, 1.5)),
+    "rrf k=60 by shape": _shape_rrf(60, SHAPES),
+    "rrf k=20 by shape": _shape_rrf(20, SHAPES),
+    "rrf k=20 by shape (kw 1/0.25, nl 1/3)": _shape_rrf(
+        20, ShapeWeights(keyword=(1.0, 0.25), mixed=(1.0, 1.0), natural=(1.0, 3.0))),
+    "scores a=0.5": _scores(0.5),
+    "scores a=0.7": _scores(0.7),
+    "scores by shape": _scores(None, ShapeWeights(keyword=(0.7, 0.3), mixed=(0.5, 0.5),
+                                                  natural=(0.3, 0.7))),
+}
+
+
+def fusion_study(searcher: HistorySearcher, queries: list[Query], k: int) -> dict[str, Any]:
+    """Every strategy in :data:`STRATEGIES` on the same two candidate lists per query (the
+    lexical and semantic top 50, with the query's filters), side by side."""
+    rows: list[dict[str, Any]] = []
+    for q in queries:
+        lists = {}
+        for mode in ("lexical", "semantic"):
+            response = searcher.search(q.query, top_n=STUDY_CANDIDATES, files_glob=q.files_glob,
+                                       after=q.after, before=q.before, mode=mode)
+            if mode == "lexical":
+                lists[mode] = [(r.hash, -(r.bm25 or 0.0)) for r in response.results]
+            else:
+                lists[mode] = [(r.hash, r.similarity or 0.0) for r in response.results
+                               if response.effective_mode == "semantic"]
+        row: dict[str, Any] = {"query": q.query, "kind": q.kind, "line": q.line}
+        for name, fuse in STRATEGIES.items():
+            hashes = fuse(q.query, lists["lexical"], lists["semantic"])[:k]
+            rank, recall = score_results(hashes, q.relevant)
+            row[name] = {"rank": rank, "recall": round(recall, 4)}
+        rows.append(row)
+    return summarise(rows, list(STRATEGIES), k)
+
+
+def introduced_study(searcher: HistorySearcher, queries: list[Query], k: int = 5
+                     ) -> dict[str, Any]:
+    """On "introduced" questions: in how many is the introducing commit in the top ``k``,
+    for the relevance ranking and for orderings by age of its best candidates, with the
+    whole question and with only its subject (:func:`introduction_subject`)."""
+    asked = [q for q in queries if q.kind == "introduced"]
+    variants: dict[str, list[int | None]] = {}
+    for q in asked:
+        subject = introduction_subject(q.query) or q.query
+        for label, text in (("question", q.query), ("subject", subject)):
+            for mode in ("lexical", "hybrid"):
+                response = searcher.search(text, top_n=50, mode=mode)
+                results = response.results
+                ordered = {"relevance": results}
+                for top in (10, 20, 50):
+                    ordered[f"oldest of top {top}"] = sorted(
+                        results[:top], key=lambda r: (r.timestamp, r.hash))
+                for name, rows in ordered.items():
+                    rank, _ = score_results([r.hash for r in rows[:k]], q.relevant)
+                    variants.setdefault(f"{label} {mode} {name}", []).append(rank)
+    return {"questions": len(asked),
+            **{name: {f"found_in_top{k}": sum(r is not None for r in ranks), "ranks": ranks}
+               for name, ranks in variants.items()}}
+
+
+def git_recipe(repo: Path, queries: list[Query], k: int = 5) -> dict[str, Any]:
+    """``git log --reverse -i --all-match --grep=W…`` on "introduced" questions: how often
+    the relevant commit is among the first ``k`` commits git lists."""
+    found, ranks = 0, []
+    asked = [q for q in queries if q.git_grep]
+    for q in asked:
+        argv = ["git", "-C", str(repo), "log", "--reverse", "-i", "--all-match",
+                "--format=%H", *[f"--grep={w}" for w in q.git_grep or []], "HEAD"]
+        out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+        rank, _ = score_results(out[:k], q.relevant)
+        ranks.append(rank)
+        found += rank is not None
+    return {"questions": len(asked), f"found_in_top{k}": found, "ranks": ranks}
+
+
 @contextlib.contextmanager
 def _index_location(index_dir: str) -> Iterator[str | None]:
     if index_dir == "auto":
@@ -220,10 +341,19 @@ def evaluate(
     lexical_weight: float | None = None,
     semantic_weight: float | None = None,
     verbose: bool = False,
+    doc_format: str | None = None,
+    study: bool = False,
 ) -> dict[str, Any]:
-    """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc)."""
+    """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc).
+
+    ``doc_format`` ("v2-128", "v1-256", …) swaps the commit document format for this run (a
+    new namespace, embedded from scratch); ``study`` adds the fusion study and git's own
+    recipe for "introduced" questions."""
     if isinstance(queries, Path):
         queries = load_queries(queries)
+    if doc_format:
+        layout, tokens = doc_format.split("-")
+        document.DEFAULT_FORMAT = document.DocumentFormat(layout, int(tokens))
     with _index_location(index_dir) as location:
         workspace = make_workspace(repo, location)
         search_cfg = workspace.config.search
@@ -237,6 +367,11 @@ def evaluate(
         searcher = HistorySearcher(workspace)
         try:
             rows, facts = run_queries(searcher, queries, k=k, modes=modes)
+            extra: dict[str, Any] = {}
+            if study:
+                extra["fusion_study"] = fusion_study(searcher, queries, k)
+                extra["git_recipe_introduced"] = git_recipe(Path(repo), queries)
+                extra["introduced_study"] = introduced_study(searcher, queries)
         finally:
             searcher.close()
     report: dict[str, Any] = {
@@ -245,9 +380,11 @@ def evaluate(
         "k": k,
         "search": {"rrf_k": search_cfg.rrf_k, "lexical_weight": search_cfg.lexical_weight,
                    "semantic_weight": search_cfg.semantic_weight},
+        "document_format": document.text_format(),
         "index": index_info,
         "metrics": summarise(rows, modes, k),
         **facts,
+        **extra,
     }
     if verbose:
         report["per_query"] = rows
@@ -270,6 +407,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lexical-weight", type=float, default=None)
     parser.add_argument("--semantic-weight", type=float, default=None)
     parser.add_argument("--verbose", "-v", action="store_true", help="add per-query ranks")
+    parser.add_argument("--doc-format", default=None,
+                        help="commit document format for this run, e.g. v2-128 or v1-256")
+    parser.add_argument("--study", action="store_true",
+                        help="add the fusion study and git's recipe on 'introduced' questions")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     bad = [m for m in modes if m not in MODES]
@@ -283,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
         args.repo, queries, k=args.k, index_dir=args.index_dir, modes=modes,
         embed=not args.no_embed, rrf_k=args.rrf_k, lexical_weight=args.lexical_weight,
         semantic_weight=args.semantic_weight, verbose=args.verbose,
+        doc_format=args.doc_format, study=args.study,
     )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")

@@ -1,8 +1,10 @@
-"""Reciprocal rank fusion and score normalisation."""
+"""Reciprocal rank fusion, score fusion, score normalisation, and query shapes."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -41,3 +43,117 @@ def normalise_rrf(score: float, weights: Sequence[float], k: int = 60) -> float:
     """Map a fused score to [0, 1] by dividing by the best possible score."""
     best = rrf_max_score(weights, k)
     return 0.0 if best <= 0 else max(0.0, min(1.0, score / best))
+
+
+# --------------------------------------------------------------------------- query shape
+
+#: a word that looks like code: snake_case, dotted.name, CamelCase, --flag, path/segment,
+#: ALLCAPS (3+ letters), or letters mixed with digits.
+_CODE_WORD = re.compile(
+    r"""(?x)
+    ^(?:
+        [A-Za-z0-9]*_[A-Za-z0-9_]*        # snake_case, _private, UNSET_VALUE
+      | [A-Za-z_]\w*(?:\.\w+)+\(?\)?      # dotted.name, module.func()
+      | [a-z]+[A-Z]\w*                    # camelCase
+      | [A-Z][a-z0-9]+[A-Z]\w*            # CamelCase with two humps
+      | -{1,2}[A-Za-z][\w-]*              # --flag, -v
+      | [\w.-]*/[\w./-]*                  # path/segment
+      | [A-Z]{3,}[A-Z0-9]*                # COMPREPLY, UNSET
+      | [A-Za-z]+\d[\w]*|\d+[A-Za-z]\w*   # mixed letters and digits
+      | \w+\(\)                           # call()
+    )$"""
+)
+_QUOTED = re.compile(r"[\"'`][^\"'`]+[\"'`]")
+
+
+def query_shape(query: str) -> str:
+    """Classify a search query by how it is written.
+
+    ``"keyword"``: quoted text, or at most two words with one looking like code (an
+    identifier, path, flag, CONSTANT) — the user knows the exact term. ``"natural"``: five or
+    more words and none looks like code — a question in prose. ``"mixed"``: the rest.
+    """
+    if _QUOTED.search(query):
+        return "keyword"
+    words = [w.strip(",;:!?()[]{}<>") for w in query.split()]
+    words = [w for w in words if w]
+    code = sum(1 for w in words if _CODE_WORD.match(w.rstrip(".")))
+    if code and len(words) <= 2:
+        return "keyword"
+    if not code and len(words) >= 5:
+        return "natural"
+    return "mixed"
+
+
+@dataclass(frozen=True)
+class ShapeWeights:
+    """(lexical, semantic) RRF weights per query shape."""
+
+    keyword: tuple[float, float] = (1.0, 1.0)
+    mixed: tuple[float, float] = (1.0, 1.0)
+    natural: tuple[float, float] = (1.0, 1.0)
+
+    def for_query(self, query: str) -> tuple[float, float]:
+        weights: tuple[float, float] = getattr(self, query_shape(query))
+        return weights
+
+
+def score_fuse(
+    rankings: Sequence[Sequence[tuple[K, float]]],
+    weights: Sequence[float] | None = None,
+) -> list[tuple[K, float]]:
+    """Convex combination of min-max normalised scores (each list's best = 1, its last = 0;
+    absent = 0). ``rankings`` are (id, score) lists, best first, higher score better."""
+    weights = list(weights) if weights is not None else [1.0] * len(rankings)
+    scores: dict[K, float] = {}
+    first_seen: dict[K, int] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        if not ranking:
+            continue
+        values = [s for _, s in ranking]
+        hi, lo = max(values), min(values)
+        span = hi - lo
+        for key, score in ranking:
+            norm = (score - lo) / span if span > 0 else 1.0
+            scores[key] = scores.get(key, 0.0) + weight * norm
+            first_seen.setdefault(key, len(first_seen))
+    total = sum(weights) or 1.0
+    return sorted(((k, v / total) for k, v in scores.items()),
+                  key=lambda kv: (-kv[1], first_seen[kv[0]]))
+
+
+_INTRODUCED = re.compile(
+    r"""(?ix)^\s*(?:
+        (?:when|where|which\s+commit|what\s+commit|who)\s+
+        (?:was|were|did|has|have|is|first)?\s*(?:the\s+)?
+        (?P<a>.+?)\s+
+        (?:first\s+)?(?:introduced|added|implemented|created|born|landed|appear(?:ed)?|
+           introduce|add|implement|arrive[d]?|come\s+in|came\s+in|get\s+(?:added|introduced)|
+           gain(?:ed)?)\b(?P<rest>.*)
+      | (?:when|which\s+commit|what\s+commit)\s+(?:did|was)\s+(?P<b>.+?)\s+
+        (?:gain|get|acquire)\s+(?P<c>.+)
+      | (?:first\s+commit|commit\s+that\s+(?:introduced|added))\s+(?:of|for|with)?\s*(?P<d>.+)
+      | (?:who|which\s+commit|what\s+commit)\s+(?:first\s+)?
+        (?:introduced|added|implemented|created)\s+(?P<e>.+)
+    )\s*\??\s*$"""
+)
+
+
+def introduction_subject(query: str) -> str | None:
+    """The subject of a "when was X introduced" question, or None for other queries.
+
+    Recognises "when was/were/did X (first) introduced/added/implemented/created/appear(ed)",
+    "which commit added X", "who introduced X", "when did X gain Y" (subject "X Y") and
+    "first commit of X"; the
+    subject is the query without those words (what the feature is called)."""
+    match = _INTRODUCED.match(query)
+    if match is None:
+        return None
+    if match.group("a"):
+        subject = f"{match.group('a')} {match.group('rest') or ''}"
+    elif match.group("b"):
+        subject = f"{match.group('b')} {match.group('c')}"
+    else:
+        subject = match.group("d") or match.group("e") or ""
+    subject = re.sub(r"\s+", " ", subject).strip(" ?")
+    return subject or None
