@@ -9,11 +9,13 @@ Usage::
 
 ``FILE`` is JSON Lines, one query per line::
 
-    {"query": "...", "relevant": ["<hash or unique prefix>", ...],
+    {"query": "...", "relevant": ["<hash or unique prefix>", "<hash>=<hash>", ...],
      "files_glob": null, "after": null, "before": null, "kind": "paraphrase"}
 
 ``after``/``before`` take Unix seconds or ISO-8601 (as ``gitquarry history`` does); ``kind``
-is optional (reported per kind as well as overall); other keys are ignored.
+is optional (reported per kind as well as overall); other keys are ignored. A ``relevant``
+entry may list alternatives joined by ``=`` (one change recorded as several commits, e.g. a
+commit and the pull-request merge that brought only it in): finding any of them finds it.
 
 The repository is indexed first, with embeddings, exactly as ``gitquarry index`` does
 (``index_workspace`` + ``index_extras``). ``--index-dir auto`` (the default) builds the index
@@ -140,7 +142,10 @@ def build_index(workspace: Workspace, *, embed: bool = True) -> dict[str, Any]:
 
 
 def _matches(hash_: str, relevant: str) -> bool:
-    return hash_.lower().startswith(relevant)
+    """``relevant`` is a hash (or unique prefix), or alternatives joined by ``=`` (the same
+    change recorded twice: a commit and the pull-request merge that brought only it in, or a
+    cherry-pick); any of them matches."""
+    return any(hash_.lower().startswith(alt) for alt in relevant.split("="))
 
 
 def score_results(hashes: Sequence[str], relevant: Sequence[str]) -> tuple[int | None, float]:

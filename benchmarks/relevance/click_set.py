@@ -74,15 +74,18 @@ def commit_text(repo: Path, commit: str) -> str:
 
 def lint(repo: Path, queries: list[dict[str, object]]) -> list[str]:
     """Problems: unknown commits, and paraphrases sharing a non-stopword stem with the title
-    or body of a relevant commit."""
+    or body of the commit the query was written for (its first relevant entry; further
+    entries were judged relevant afterwards, by reading the pooled top results, and may share
+    words with the query)."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
     conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, row)")
     stop = {s for w in STOPWORDS for s in _stems(conn, w)}
     problems = []
     for q in queries:
-        for commit in q["relevant"]:  # type: ignore[union-attr]
-            text = commit_text(repo, str(commit))
+        for entry in q["relevant"][:1]:  # type: ignore[index]
+            commit = str(entry).split("=")[0]
+            text = commit_text(repo, commit)
             if q["kind"] != "paraphrase":
                 continue
             shared = (_stems(conn, str(q["query"])) & _stems(conn, text)) - stop
