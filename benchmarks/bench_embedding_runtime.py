@@ -72,7 +72,9 @@ def index_copy(src: Path, dest: Path, *, commits: int | None = None) -> Workspac
     """A clone of ``src``'s HEAD (cut to its first ``commits`` commits) with its index in
     ``dest/index``; history indexed, no vectors."""
     repo = dest / "repo"
-    subprocess.run(["git", "clone", "-q", "--no-local", str(src), str(repo)], check=True)
+    subprocess.run(["git", "clone", "-q", "--no-local", "--single-branch", str(src), str(repo)],
+                   check=True)
+    git(repo, "remote", "remove", "origin")  # only the cut branch is history to index
     if commits is not None:
         oldest = git(repo, "rev-list", "--reverse", "--first-parent", "HEAD").split()
         cut = next(h for h in oldest
