@@ -759,3 +759,44 @@ class IndexReadOnlyError(IndexAccessError):
             f"{detail}; it can be searched but not updated here (make it writable, or point "
             "[indexing] index_dir in your own configuration at a writable directory)",
         )
+
+
+class WebError(GitquarryError):
+    """A failure of the local web page (``gitquarry web``)."""
+
+    code = "web_error"
+
+
+class WebBindRefusedError(WebError):
+    """The web page was asked to listen anywhere but 127.0.0.1 (refused: loopback only)."""
+
+    code = "web_bind_refused"
+    exit_code = 2
+
+    def __init__(self, host: str) -> None:
+        super().__init__(
+            f"the web page listens on 127.0.0.1 only; refusing to bind {host!r}"
+        )
+        self.host = host
+
+
+class WebPortError(WebError):
+    """The requested port cannot be used (taken, out of range, or another web port runs)."""
+
+    code = "web_port_unavailable"
+
+    def __init__(self, port: int, reason: str) -> None:
+        super().__init__(f"cannot serve the web page on port {port}: {reason}")
+        self.port = port
+        self.reason = reason
+
+
+class NotFoundError(GitquarryError):
+    """A page asked for something that does not exist (a commit, a graph node, a job)."""
+
+    code = "not_found"
+
+    def __init__(self, what: str, detail: str) -> None:
+        super().__init__(f"{what}: {detail}")
+        self.what = what
+        self.detail = detail

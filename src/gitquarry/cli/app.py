@@ -65,7 +65,7 @@ def _root(
 
 
 def _register_commands() -> None:
-    from gitquarry.cli import daemon, graph, history, jobs, mcp, repo_docs
+    from gitquarry.cli import daemon, graph, history, jobs, mcp, repo_docs, web
 
     history.register(app)
     graph.register(app)
@@ -73,6 +73,7 @@ def _register_commands() -> None:
     mcp.register(app)
     daemon.register(app)
     jobs.register(app)
+    web.register(app)
     _use_gitquarry_help(app)
 
 

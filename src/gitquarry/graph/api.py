@@ -3,6 +3,8 @@ and the MCP server so the two can never disagree."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from gitquarry.errors import IndexBusyError, IndexReadOnlyError, NoGraphError
 from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_present
 from gitquarry.graph.models import MAX_LIMIT, GraphIndexReport, GraphSearchResponse
@@ -134,3 +136,43 @@ def workspace_kinds(workspace: Workspace) -> list[str]:
         return known_kinds(None)
     with workspace.open_store() as store:
         return known_kinds(store)
+
+
+def node_detail(workspace: Workspace, ref_id: str, *, query: str | None = None) -> dict[str, Any]:
+    """One graph node as stored: ``ref_id``, ``kind``, ``summary``, ``graph_file``
+    (project-relative), ``edges_out`` / ``edges_in`` (``{ref_id, kind}``), ``docs`` (the
+    project-relative paths the node links, with their chunk headings) and, when ``query`` is
+    given, the node's ``snippet`` for it (as ``search_graph`` returns it; None when the node
+    does not match).
+
+    :raises NotFoundError: the index holds no node ``ref_id``.
+    """
+    from gitquarry.errors import NotFoundError
+
+    if not workspace.has_index():
+        raise NotFoundError("graph node", f"{ref_id!r}: the workspace has no index yet")
+    with workspace.open_store() as store:
+        conn = store.conn
+        row = conn.execute("SELECT ref_id, kind, summary, graph_file FROM nodes WHERE ref_id = ?",
+                           (ref_id,)).fetchone()
+        if row is None:
+            raise NotFoundError("graph node", f"{ref_id!r} is not in the graph index")
+        out = [{"ref_id": r[0], "kind": r[1]} for r in conn.execute(
+            "SELECT dst, kind FROM edges WHERE src = ? ORDER BY kind, dst", (ref_id,))]
+        inc = [{"ref_id": r[0], "kind": r[1]} for r in conn.execute(
+            "SELECT src, kind FROM edges WHERE dst = ? ORDER BY kind, src", (ref_id,))]
+        docs = []
+        for doc_id, path in conn.execute(
+            "SELECT d.id, d.path FROM doc_links l JOIN docs d ON d.id = l.doc_id "
+            "WHERE l.ref_id = ? ORDER BY l.position", (ref_id,)
+        ).fetchall():
+            headings = [h for (h,) in conn.execute(
+                "SELECT heading FROM chunks WHERE doc_id = ? ORDER BY ordinal LIMIT 50",
+                (doc_id,)) if h]
+            docs.append({"path": path, "headings": headings})
+        snippet = None
+        if query and query.strip():
+            results, _engine = search_nodes(conn, query, kind=None, limit=100)
+            snippet = next((r.snippet for r in results if r.ref_id == ref_id), None)
+    return {"ref_id": row[0], "kind": row[1], "summary": row[2], "graph_file": row[3],
+            "edges_out": out, "edges_in": inc, "docs": docs, "snippet": snippet}

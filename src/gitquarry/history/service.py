@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from gitquarry.history.models import GitSearchResponse
+from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.search import search_git_history, validate_request
 from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
 from gitquarry.retrieval.rerank import reranker_for
@@ -102,6 +102,26 @@ class HistorySearcher:
             reranker=reranker,
             reranker_problem=problem,
         )
+
+    def timeline(self, query: str, *, files_glob: str | None = None, after: int | None = None,
+                 before: int | None = None, bins: int = 36) -> Any:
+        """``history.timeline.match_timeline`` over this index (the web page's histogram)."""
+        from gitquarry.history.timeline import match_timeline
+
+        return match_timeline(self.store, query, files_glob=files_glob or None, after=after,
+                              before=before, bins=bins)
+
+    def commit(self, commit_hash: str) -> CommitResult | None:
+        """The stored commit with this full hash (message, files, stored diff excerpt), or
+        None when the index does not hold it."""
+        from gitquarry.history.search import _result, hydrate
+
+        row = self.store.conn.execute(
+            "SELECT id FROM git_commits WHERE hash = ?", (commit_hash.lower(),)).fetchone()
+        if row is None:
+            return None
+        rows = hydrate(self.store.conn, [int(row[0])])
+        return _result(rows[int(row[0])], 0.0) if rows else None
 
     def close(self) -> None:
         if self._store is not None:

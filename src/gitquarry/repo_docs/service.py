@@ -217,6 +217,15 @@ class RepoDocsService:
                          "no embedding provider is configured; used full-text ranking")
         return self._embedder
 
+    def configured_namespace(self) -> tuple[str | None, list[dict[str, str]]]:
+        """The embedding namespace hybrid search uses now, or None with the warning details
+        saying why (``embedding_provider_unavailable``). Loads the query embedder once."""
+        with self._lock:
+            warnings = Warnings()
+            embedder = self._query_embedder(warnings)
+            key = embedder.namespace(TEXT_FORMAT).key if embedder is not None else None
+            return key, warnings.details
+
     def _lexical_index(self, resolved: ResolvedRevision, reader: BlobReader,
                        cache: DocsCache | None) -> tuple[LexicalIndex, int]:
         """The full-text index of ``resolved`` (built now or reused) and its file count."""

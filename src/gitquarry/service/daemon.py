@@ -120,6 +120,8 @@ class Daemon:
         self.stop_event = threading.Event()
         self._roots: dict[str, str] = {}
         self._roots_lock = threading.Lock()
+        self.web: Any = None  # gitquarry.web.WebService once `gitquarry web` asked for it
+        self._web_lock = threading.Lock()
         home = os.path.expanduser("~")
         if home and home != "/":
             self._roots[home] = "~"
@@ -199,6 +201,7 @@ class Daemon:
                     last_prune = time.monotonic()
                     self._prune_checkpoints()
             log.info("daemon stopping")
+            self._stop_web()
             self.ipc.close()
             self.coordinator.stop()
             self.runner.stop()
@@ -301,6 +304,7 @@ class Daemon:
                        "reconcile_s": self.config.reconcile_s},
             "active_job": current.job.public_id if current is not None else None,
             "jobs": counts,
+            "web": self.web.server.status() if self.web is not None else None,
             "workspaces": self.coordinator.status(),
         }
 
@@ -376,6 +380,43 @@ class Daemon:
         return {"job": job.to_public(), "cancelled": job.status == "cancelled",
                 "already_finished": before.terminal}
 
+    def op_web_start(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Serve the web page (once; later calls reuse it) and mint a sign-in token.
+
+        ``port``: 0 or absent = keep the running server, or any free port for a new one.
+        :raises WebPortError: another port is asked while the page runs, or it is taken.
+        :raises WebBindRefusedError: ``host`` is given and is not 127.0.0.1.
+        """
+        from gitquarry.errors import WebPortError
+        from gitquarry.web import WebService
+        from gitquarry.web.server import LOOPBACK, check_bind
+
+        port = args.get("port") or 0
+        host = args.get("host", LOOPBACK)
+        check_bind(str(host), port if isinstance(port, int) else -1)
+        with self._web_lock:
+            started = False
+            if self.web is not None and port and port != self.web.server.port:
+                raise WebPortError(port, f"the page already runs on port "
+                                   f"{self.web.server.port} (`gitquarry web --stop` first)")
+            if self.web is None or not self.web.server.running:
+                web = WebService(self, port=port)
+                web.start()
+                self.web = web
+                started = True
+            return {**self.web.login(), "started": started}
+
+    def op_web_stop(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"stopped": self._stop_web()}
+
+    def _stop_web(self) -> bool:
+        with self._web_lock:
+            web, self.web = self.web, None
+        if web is None:
+            return False
+        web.stop()
+        return True
+
     def op_shutdown(self, args: dict[str, Any]) -> dict[str, Any]:
         threading.Timer(0.05, self.stop).start()
         return {"stopping": True, "pid": os.getpid()}
@@ -422,4 +463,6 @@ _OPS = {
     "jobs.show": Daemon.op_jobs_show,
     "jobs.cancel": Daemon.op_jobs_cancel,
     "shutdown": Daemon.op_shutdown,
+    "web.start": Daemon.op_web_start,
+    "web.stop": Daemon.op_web_stop,
 }

@@ -1,0 +1,75 @@
+"""``gitquarry web``: open the local web page the daemon serves (127.0.0.1 only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gitquarry.cli.common import Command, JsonOption, note, out, print_json, printable
+
+
+def web_cmd(
+    path: Annotated[Path | None, typer.Argument(
+        help="Also watch (and index) the workspace at PATH, as `gitquarry daemon watch`.",
+        file_okay=False, show_default=False)] = None,
+    port: Annotated[int, typer.Option(
+        "--port", min=0, max=65535, metavar="N",
+        help="Port on 127.0.0.1 (default: any free port; the page never listens elsewhere).",
+    )] = 0,
+    no_open: Annotated[bool, typer.Option(
+        "--no-open", help="Print the sign-in link without opening a browser.")] = False,
+    stop: Annotated[bool, typer.Option(
+        "--stop", help="Stop serving the page (the daemon keeps running).")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Serve the web page from the daemon (starting it if needed) and open it.
+
+    The printed link signs one browser in once (it holds a single-use token, valid 10
+    minutes); run the command again for a new link.
+    """
+    from gitquarry.service.client import start_daemon
+
+    if stop:
+        from gitquarry.errors import DaemonNotRunningError
+        from gitquarry.service.client import connect
+
+        try:
+            stopped = bool(connect().call("web.stop").get("stopped"))
+        except DaemonNotRunningError:
+            stopped = False
+        if as_json:
+            print_json({"stopped": stopped})
+        else:
+            out("Stopped serving the web page." if stopped else "The web page was not served.")
+        return
+    if path is not None:
+        from gitquarry.cli.daemon import watch_workspace
+
+        watched = watch_workspace(path)
+        note(f"Watching {printable(watched['name'])} ({watched['workspace_ref']}).")
+    client, started = start_daemon()
+    if started:
+        note("Started the gitquarry daemon.")
+    result = client.call("web.start", port=port)
+    url = str(result["login_url"])
+    if as_json:
+        print_json({**result, "daemon_started": started})
+    else:
+        out(f"gitquarry web page: {url}")
+        note("The link signs one browser in (single use, 10 minutes); "
+             "`gitquarry web` prints a new one.")
+    if not no_open:
+        import webbrowser
+
+        try:
+            opened = webbrowser.open(url, new=2)
+        except Exception:  # no browser to run: the printed link still works
+            opened = False
+        if not opened:
+            note("No browser could be opened here; open the link above yourself.")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(cls=Command, name="web")(web_cmd)
