@@ -12,7 +12,7 @@ passes before any page code runs.
   session's CSRF token (checked by :func:`check_csrf`).
 - **Every response**: a strict Content-Security-Policy (scripts and styles only from this
   server's ``/static/``, no inline script or style, no frames, forms only to this server),
-  ``no-store``, ``nosniff``, ``no-referrer``, ``DENY`` framing.
+  ``no-store``, ``nosniff``, ``same-origin`` referrers, ``DENY`` framing.
 
 Only hashes of tokens and session ids are kept in memory; comparisons are constant-time.
 Refusals are small plain-text pages with a status code and a sentence saying what to do.
@@ -44,7 +44,9 @@ CSP = (
 SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # same-origin, not no-referrer: with no-referrer Chromium sends "Origin: null" on form
+    # posts, which the Origin check must refuse
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
