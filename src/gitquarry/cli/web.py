@@ -13,7 +13,7 @@ from gitquarry.cli.common import Command, JsonOption, note, out, print_json, pri
 def web_cmd(
     path: Annotated[Path | None, typer.Argument(
         help="Also watch (and index) the workspace at PATH, as `gitquarry daemon watch`.",
-        file_okay=False, show_default=False)] = None,
+        file_okay=False, show_default=False, metavar="PATH")] = None,
     port: Annotated[int, typer.Option(
         "--port", min=0, max=65535, metavar="N",
         help="Port on 127.0.0.1 (default: any free port; the page never listens elsewhere).",
@@ -26,8 +26,8 @@ def web_cmd(
 ) -> None:
     """Serve the web page from the daemon (starting it if needed) and open it.
 
-    The printed link signs one browser in once (it holds a single-use token, valid 10
-    minutes); run the command again for a new link.
+    The printed link signs one browser in once (a single-use token, valid 10 minutes);
+    run the command again for a new link.
     """
     from gitquarry.service.client import start_daemon
 

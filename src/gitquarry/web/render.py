@@ -87,6 +87,7 @@ def histogram(timeline: dict[str, Any] | None) -> Histogram | None:
     if len(ticks) > 8:  # keep the labels readable at 390 px
         step = -(-len(ticks) // 8)
         ticks = ticks[::step]
+    ticks = [t for t in ticks if t[0] <= HIST_W - 40]  # a label needs room on the right
     return Histogram(bars, ticks, int(timeline["total"]), peak, str(timeline["basis"]))
 
 
