@@ -78,9 +78,10 @@ def main() -> None:
     from bench_hybrid import fill_random_vectors
 
     vectors = fill_random_vectors(ws / ".gitquarry" / "index.db")
+    from tests.web.http_client import request, sign_in
+
     from gitquarry.config import load_config
     from gitquarry.service.daemon import Daemon
-    from tests.web.http_client import request, sign_in
 
     daemon = Daemon(load_config(None).daemon)
     ready = threading.Event()
