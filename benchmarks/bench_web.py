@@ -7,12 +7,13 @@ model's namespace (as in bench_hybrid.py: latency depends on the matrix size, no
 values; embedding 12,000 commits takes about half an hour on 2 cores). Query vectors come
 from the real model, loaded once by a warm-up request.
 
-Measured side by side in one run, per query of ``QUERIES``, alternating:
+The daemon runs as its own process, started by ``gitquarry web`` as for a user. Measured
+side by side in one run, per query of ``QUERIES``, alternating:
 - ``page``: ``GET /history?q=…&explain=1`` (hybrid, HTML with histogram) over HTTP on
   127.0.0.1 from a signed-in client: the whole server-side cost plus a loopback round trip;
 - ``api``: ``GET /api/history?q=…`` (the same data as JSON);
-- ``search``: ``HistorySearcher.search`` alone, in the same process (what the page adds is
-  ``page - search``).
+- ``search``: ``HistorySearcher.search`` alone, in this process on the same index (what the
+  page adds is roughly ``page - search``).
 
 Usage: python benchmarks/bench_web.py [--repo /work/.mirror/pallets+flask/repo] [--rounds 10]
 """
@@ -26,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from urllib.parse import quote_plus
@@ -56,6 +56,12 @@ def summary(values: list[float]) -> dict[str, float]:
             "p95_ms": round(pct(ms, 95), 1), "max_ms": round(max(ms), 1)}
 
 
+def proc_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", default="/work/.mirror/pallets+flask/repo")
@@ -81,30 +87,31 @@ def main() -> None:
     from tests.web.http_client import request, sign_in
 
     from gitquarry.config import load_config
-    from gitquarry.service.daemon import Daemon
+    from gitquarry.history.service import HistorySearcher
+    from gitquarry.workspace import Workspace
 
-    daemon = Daemon(load_config(None).daemon)
-    ready = threading.Event()
-    thread = threading.Thread(target=daemon.run, kwargs={"on_ready": ready.set}, daemon=True)
-    thread.start()
-    assert ready.wait(60)
+    def cli(*argv: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "gitquarry", *argv], check=True,
+                              capture_output=True, text=True)
+        return proc.stdout
+
     try:
-        daemon.op_watch({"path": str(ws)})
-        while daemon.state.list_jobs(statuses=("queued", "running"), limit=5) or \
-                daemon.runner.current is not None:
-            time.sleep(0.2)
-        info = daemon.op_web_start({})
+        # the daemon is its own process, as for a user: `gitquarry web` starts it
+        cli("daemon", "watch", str(ws))
+        info = json.loads(cli("web", "--no-open", "--json"))
         base = info["url"]
-        cookie = sign_in(base, info["login_url"])
-        headers = {"Cookie": cookie}
-        web = daemon.web
-        searcher_of = web.backend._searcher  # the searcher the page uses (same object)
-        log("warming up (loads the model)")
+        headers = {"Cookie": sign_in(base, info["login_url"])}
+        while '"status": "running"' in cli("jobs", "list", "--json") or \
+                '"status": "queued"' in cli("jobs", "list", "--json"):
+            time.sleep(0.5)
+        log("warming up (loads the model in the daemon)")
         t0 = time.perf_counter()
         first = request(base, "GET", f"/history?q={quote_plus(QUERIES[0])}&explain=1",
                         headers=headers)
         warm_s = time.perf_counter() - t0
         assert first.status == 200 and "matching commit" in first.body, first.body[:500]
+        searcher = HistorySearcher(Workspace(root=ws.resolve(), config=load_config(ws)))
+        searcher.search(QUERIES[0], top_n=10)  # this process's model, warm too
         for q in QUERIES:
             request(base, "GET", f"/history?q={quote_plus(q)}", headers=headers)
         page: list[float] = []
@@ -121,12 +128,24 @@ def main() -> None:
                 r = request(base, "GET", f"/api/history?q={quote_plus(q)}", headers=headers)
                 api.append(time.perf_counter() - t0)
                 assert r.status == 200
-                _public, _ws, searcher, lock = searcher_of(None)
                 t0 = time.perf_counter()
-                with lock:
-                    resp = searcher.search(q, top_n=10)
+                resp = searcher.search(q, top_n=10)
                 search.append(time.perf_counter() - t0)
                 assert resp.effective_mode == "hybrid", resp.effective_mode
+        # CPU time per request (less sensitive to the machine's load than wall time): the
+        # daemon's CPU over page-only requests, this process's CPU over searches
+        status = json.loads(cli("daemon", "status", "--json"))
+        pid = int(status["daemon"]["pid"])
+        n = len(QUERIES) * max(1, args.rounds // 2)
+        before = proc_cpu_s(pid)
+        for i in range(n):
+            request(base, "GET", f"/history?q={quote_plus(QUERIES[i % len(QUERIES)])}"
+                    "&explain=1", headers=headers)
+        page_cpu = (proc_cpu_s(pid) - before) / n
+        t0 = time.process_time()
+        for i in range(n):
+            searcher.search(QUERIES[i % len(QUERIES)], top_n=10)
+        search_cpu = (time.process_time() - t0) / n
         result = {
             "benchmark": "web_history_page",
             "fixture": {"repository": "pallets/flask (local clone)",
@@ -136,16 +155,19 @@ def main() -> None:
             "model_warmup_first_page_s": round(warm_s, 2),
             "queries": QUERIES, "rounds": args.rounds,
             "page_hybrid_html": summary(page), "api_hybrid_json": summary(api),
-            "search_only_hybrid": summary(search),
+            "search_only_hybrid_other_process": summary(search),
             "page_over_search_p50_ratio": round(statistics.median(page)
                                                 / statistics.median(search), 2),
+            "cpu_ms_per_page_in_daemon": round(page_cpu * 1000, 1),
+            "cpu_ms_per_search_in_process": round(search_cpu * 1000, 1),
+            "cpu_requests": n,
             "bar_p95_ms": 150,
             "load_avg_1m": round(os.getloadavg()[0], 2), "cpus": os.cpu_count(),
         }
         print(json.dumps(result, indent=2))
     finally:
-        daemon.stop()
-        thread.join(timeout=30)
+        subprocess.run([sys.executable, "-m", "gitquarry", "daemon", "stop"],
+                       capture_output=True, check=False)
 
 
 if __name__ == "__main__":
