@@ -73,20 +73,23 @@ def run_child(repo: Path, db: Path, mode: str) -> dict[str, Any]:
 
 def reference_ids(repo: Path, db: Path) -> dict[str, Any]:
     """Stored patch-ids vs ``git log -p --format='commit %H' | git patch-id --stable`` over
-    the commits whose diff could be read."""
+    the commits whose diff could be read, with the configuration gitquarry pins (rename
+    detection limits decide how a huge merge's diff looks, so plain defaults can differ)."""
     import sqlite3
+
+    from gitquarry.gitio.runner import git_argv, git_env, neutral_dir
 
     conn = sqlite3.connect(db)
     stored = dict(conn.execute("SELECT hash, patch_id FROM git_commits WHERE complete = 1"))
     conn.close()
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": tempfile.mkdtemp(), "LC_ALL": "C"}
     log = subprocess.run(
-        ["git", f"--git-dir={repo}", "-c", "diff.renames=true", "log", "--no-walk=unsorted",
-         "--stdin", "-p", "-M", "--diff-merges=first-parent", "--root", "--format=commit %H"],
-        input=("\n".join(stored) + "\n").encode(), capture_output=True, env=env, check=True,
+        git_argv(repo, ["log", "--no-walk=unsorted", "--stdin", "-p", "-M",
+                        "--diff-merges=first-parent", "--root", "--format=commit %H"]),
+        input=("\n".join(stored) + "\n").encode(), capture_output=True, env=git_env(),
+        cwd=str(neutral_dir()), check=True,
     ).stdout
     out = subprocess.run(["git", "patch-id", "--stable"], input=log, capture_output=True,
-                         env=env, check=True).stdout.decode()
+                         check=True).stdout.decode()
     ref = {line.split()[1]: line.split()[0] for line in out.splitlines()}
     bad = [h for h, pid in stored.items() if (pid or None) != ref.get(h)]
     groups: dict[str, int] = {}
