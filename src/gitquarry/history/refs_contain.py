@@ -1,0 +1,179 @@
+"""Which indexed refs contain a commit (``refs`` on every hit), from the index alone.
+
+``git branch --contains`` / ``git tag --contains`` walk history once per question: seconds
+per commit at 100,000 commits and 1,000 tags without a commit-graph file (measured in
+``benchmarks/bench_refs_contain.py``), far too slow for every hit of every answer. Instead
+the index's own commit graph (``git_commits.parents``) and the refs the last indexing run
+recorded (``repo_refs``) are turned once into one bit set per commit (bit *i* set when ref
+*i*'s tip reaches the commit), propagated from children to parents in one topological pass;
+equal sets are shared, so a linear history with 1,000 tags holds about 1,000 distinct sets.
+After that a hit's refs cost one dictionary look-up.
+
+The sets are rebuilt when the index changed (``PRAGMA data_version`` of the connection, or
+another connection), about 0.5-1 s at 100,000 commits on a loaded 2-core machine, and kept
+for the life of the process (the MCP server's); ``benchmarks/bench_refs_contain.py`` reports
+the warm p95 and the rebuild time. A commit whose parents are not all in the index (a shallow
+boundary) is still found from the refs above it.
+
+Names are shown short, as ``git branch -a`` / ``git tag`` show them: ``main``,
+``origin/feature-x``, ``v2.3.0``; with several repositories, ``<repository dir>:<ref>``.
+Order: local branches, remote branches, then tags oldest first (so the first tag listed is
+the first release that holds the commit). ``refs`` lists at most ``max_names``;
+``refs_total`` counts them all.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitquarry.gitio.refs import display_ref, ref_from_bytes
+
+MAX_NAMES = 10
+
+
+@dataclass(frozen=True)
+class _Ref:
+    name: str
+    order: tuple[int, int, int, str]  # repository, kind, tag time, name
+
+
+def short_ref(ref: str) -> tuple[str, int]:
+    """(short name, kind) with kind 0 local branch, 1 remote branch, 2 tag, 3 other."""
+    for prefix, kind in (("refs/heads/", 0), ("refs/remotes/", 1), ("refs/tags/", 2)):
+        if ref.startswith(prefix):
+            return ref[len(prefix):], kind
+    return ref, 3
+
+
+class RefContainment:
+    """Bit sets of containing refs for every indexed commit (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[int, int, int] | None = None
+        self._sets: dict[int, int] = {}
+        self._refs: list[_Ref] = []
+        self._sorted_bits: list[int] = []
+        self.build_seconds = 0.0
+
+    def _index_key(self, conn: sqlite3.Connection) -> tuple[int, int, int]:
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        row = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM git_commits").fetchone()
+        refs = int(conn.execute("SELECT count(*) + coalesce(sum(length(tip)), 0) "
+                                "FROM repo_refs").fetchone()[0])
+        return (version, int(row[0]) * 1_000_003 + int(row[1]), refs)
+
+    def refresh(self, conn: sqlite3.Connection) -> None:
+        """Rebuild the sets if the index changed since the last build."""
+        import time
+
+        with self._lock:
+            key = self._index_key(conn)
+            if key == self._key:
+                return
+            started = time.perf_counter()
+            self._build(conn)
+            self._key = key
+            self.build_seconds = time.perf_counter() - started
+
+    def _build(self, conn: sqlite3.Connection) -> None:
+        ids: dict[str, int] = {}
+        parents_of: dict[int, str] = {}
+        for cid, commit_hash, parents in conn.execute(
+            "SELECT id, hash, parents FROM git_commits"
+        ):
+            ids[commit_hash] = cid
+            if parents:
+                parents_of[cid] = parents
+        repos = {int(r[0]): (r[1], i) for i, r in enumerate(
+            conn.execute("SELECT id, path FROM repositories ORDER BY path"))}
+        many = len(repos) > 1
+        tip_time: dict[str, int] = {}
+        refs: list[_Ref] = []
+        tips: dict[int, int] = {}
+        rows = conn.execute("SELECT repo_id, ref, tip FROM repo_refs").fetchall()
+        if rows:
+            for h, ts in conn.execute(
+                "SELECT hash, timestamp FROM git_commits WHERE hash IN "
+                "(SELECT DISTINCT tip FROM repo_refs)"
+            ):
+                tip_time[h] = int(ts)
+        for repo_id, raw, tip in rows:
+            name = ref_from_bytes(bytes(raw)) if isinstance(raw, bytes) else str(raw)
+            short, kind = short_ref(name)
+            shown = display_ref(short) if kind < 3 else display_ref(name)
+            path, repo_order = repos.get(int(repo_id), ("", 0))
+            if many:
+                shown = f"{Path(path).name or path}:{shown}"
+            cid = ids.get(tip)
+            if cid is None:
+                continue
+            bit = len(refs)
+            refs.append(_Ref(shown, (repo_order, kind,
+                                     tip_time.get(tip, 0) if kind == 2 else 0, shown)))
+            tips[cid] = tips.get(cid, 0) | (1 << bit)
+        # children counts within the index, then a topological pass from the tips down
+        child_count: dict[int, int] = {}
+        parent_ids: dict[int, list[int]] = {}
+        for cid, text in parents_of.items():
+            plist = [p for p in (ids.get(h) for h in text.split()) if p is not None]
+            if plist:
+                parent_ids[cid] = plist
+                for p in plist:
+                    child_count[p] = child_count.get(p, 0) + 1
+        sets: dict[int, int] = {}
+        interned: dict[int, int] = {}
+        ready = [cid for cid in ids.values() if cid not in child_count]
+        pending = dict(child_count)
+        while ready:
+            cid = ready.pop()
+            value = sets.get(cid, 0) | tips.get(cid, 0)
+            value = interned.setdefault(value, value)
+            sets[cid] = value
+            for p in parent_ids.get(cid, ()):
+                if value:
+                    old = sets.get(p, 0)
+                    if old | value != old:
+                        sets[p] = old | value
+                left = pending[p] - 1
+                pending[p] = left
+                if left == 0:
+                    ready.append(p)
+        self._sets = {cid: v for cid, v in sets.items() if v}
+        self._refs = refs
+        self._sorted_bits = sorted(range(len(refs)), key=lambda b: refs[b].order)
+
+    def names(self, commit_id: int, max_names: int = MAX_NAMES) -> tuple[list[str], int]:
+        """(the first ``max_names`` refs containing the commit, in the order of the module
+        docstring; how many contain it)."""
+        value = self._sets.get(commit_id, 0)
+        if not value:
+            return [], 0
+        total = value.bit_count()
+        out: list[str] = []
+        for bit in self._sorted_bits:
+            if value >> bit & 1:
+                out.append(self._refs[bit].name)
+                if len(out) >= max_names:
+                    break
+        return out, total
+
+    def annotate(self, conn: sqlite3.Connection, results: list[dict[str, Any]],
+                 max_names: int = MAX_NAMES) -> None:
+        """Add ``refs`` and ``refs_total`` to each result dict (found by ``hash``)."""
+        if not results:
+            return
+        self.refresh(conn)
+        hashes = [r["hash"] for r in results if "hash" in r]
+        marks = ",".join("?" * len(hashes))
+        ids = dict(conn.execute(
+            f"SELECT hash, id FROM git_commits WHERE hash IN ({marks})", hashes).fetchall())
+        for r in results:
+            cid = ids.get(r.get("hash"))
+            names, total = self.names(cid, max_names) if cid is not None else ([], 0)
+            r["refs"] = names
+            r["refs_total"] = total
