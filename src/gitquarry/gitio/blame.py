@@ -55,7 +55,7 @@ def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]]
     args = ["blame", "--porcelain"]
     for lo, hi in ranges or []:
         args += ["-L", f"{lo},{hi}"]
-    args += [revision, "--", f":(literal){path}"]
+    args += [revision, "--", path]
     proc = popen_git(git_dir, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
     result = BlameResult()

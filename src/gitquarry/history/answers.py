@@ -127,33 +127,38 @@ class HistoryAnswers:
     # -- search ------------------------------------------------------------------------
 
     def search_params(self, query: str, *, files_glob: str | None, after: int | None,
-                      before: int | None, mode: str | None, narrowing: Narrowing | None
-                      ) -> str:
+                      before: int | None, mode: str | None, narrowing: Narrowing | None,
+                      pipeline: dict[str, Any] | None = None) -> str:
         """The digest a cursor is bound to."""
         return params_digest({
             "query": query, "files_glob": files_glob, "after": after, "before": before,
             "mode": mode or self.searcher.workspace.config.search.mode,
             **(narrowing.params() if narrowing is not None else {}),
+            **{k: v for k, v in (pipeline or {}).items() if v is not None},
         })
 
     def search(self, query: str, *, top_n: int, files_glob: str | None = None,
                after: int | None = None, before: int | None = None, mode: str | None = None,
                narrowing: Narrowing | None = None, options: AnswerOptions = AnswerOptions(),
-               extra_warnings: list[tuple[str, str]] | None = None) -> dict[str, Any]:
-        """The search response (see the module docstring).
+               extra_warnings: list[tuple[str, str]] | None = None,
+               collapse: bool | None = None, diverse: bool | None = None,
+               min_score: float | None = None) -> dict[str, Any]:
+        """The search response (see the module docstring). ``collapse``, ``diverse`` and
+        ``min_score``: the result pipeline's per-request switches (``HistorySearcher.search``).
 
         :raises InvalidArgumentError, InvalidGlobError: bad arguments (as
             ``search_git_history``), bad ``detail``/``max_tokens``/``cursor``.
         :raises CursorExpiredError: the cursor's ranking is no longer kept.
         """
         validate_options(options)
+        pipeline = {"collapse": collapse, "diverse": diverse, "min_score": min_score}
         digest = self.search_params(query, files_glob=files_glob, after=after, before=before,
-                                    mode=mode, narrowing=narrowing)
+                                    mode=mode, narrowing=narrowing, pipeline=pipeline)
         if options.cursor is not None:
             return self._page(query, top_n, digest, options, extra_warnings)
         response = self.searcher.search(
             query, top_n=top_n, files_glob=files_glob, after=after, before=before, mode=mode,
-            narrowing=narrowing, ranking_depth=pin_depth(top_n))
+            narrowing=narrowing, ranking_depth=pin_depth(top_n), **pipeline)
         data = response.to_dict(explain=options.explain)
         _add_warnings(data, extra_warnings)
         data = bound_history_response(data)

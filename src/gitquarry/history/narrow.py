@@ -176,7 +176,7 @@ def _pickaxe_ids(conn: sqlite3.Connection, needle: str, within: set[int] | None,
     for cid, delta, complete in conn.execute(
         "SELECT id, delta_truncated, complete FROM git_commits WHERE is_merge = 0 AND "
         "(instr(delta_truncated, ?) > 0 OR complete = 0 OR "
-        "substr(delta_truncated, -15) = 'lines omitted)' OR "
+        "substr(delta_truncated, -14) = 'lines omitted)' OR "
         "delta_truncated LIKE '(diff unavailable: %')", (needle,),
     ):
         if within is not None and cid not in within:
