@@ -3,11 +3,8 @@ merge, a rename and several authors (one mapped by .mailmap), indexed into a rea
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 from gitquarry.history.answers import HistoryAnswers
 from gitquarry.history.service import HistorySearcher
@@ -68,8 +65,3 @@ def build(root: Path) -> Fixture:
     indexer = Indexer(root)
     indexer.run()
     return Fixture(root, repo, indexer, c)
-
-
-@pytest.fixture
-def fx(tmp_path: Path) -> Iterator[Fixture]:
-    yield build(tmp_path / "ws")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,13 @@ from gitquarry.history.commit_show import get_commit
 from gitquarry.history.narrow import Narrowing
 from gitquarry.tokens import json_tokens
 
-from .answers_fixture import Fixture, fx  # noqa: F401
+from .answers_fixture import Fixture, build
+
+
+@pytest.fixture
+def fx(tmp_path: Path) -> Fixture:
+    return build(tmp_path / "ws")
+
 
 QUERIES = ["retry", "timeout fetch", "cache responses", "note retry behaviour", "rename",
            "document usage", "large data file", "merge feature", "http client retry loop",
