@@ -63,7 +63,7 @@ def payloads(git_dirs: list[str]) -> list[str]:
                                   capture_output=True).stdout.decode("utf-8", "replace")
             diff = subprocess.run(["git", "--git-dir", gd, "show", "--format=", "-M", h],
                                   capture_output=True).stdout.decode("utf-8", "replace")
-            parts = meta.split("\x00") + ["", "", "", ""]
+            parts = [*meta.split("\x00"), "", "", "", ""]
             out.append(json.dumps({"hash": h, "author": parts[0], "timestamp": parts[1],
                                    "title": parts[2], "message": parts[3],
                                    "delta_truncated": "\n".join(diff.split("\n")[:200])},
@@ -74,7 +74,7 @@ def payloads(git_dirs: list[str]) -> list[str]:
     for _ in range(40):
         out.append(json.dumps({"title": rng.choice(extra),
                                "message": " ".join(rng.choices(extra, k=20)),
-                               "hash": "%040x" % rng.getrandbits(160)}, ensure_ascii=False))
+                               "hash": f"{rng.getrandbits(160):040x}"}, ensure_ascii=False))
     return out
 
 
