@@ -232,7 +232,8 @@ def test_workspace_without_index_is_a_tool_error_naming_gitquarry_index(
         return tools, first, second
 
     tools, first, second = with_server(workspace_dir, body, tmp_path)
-    assert {t.name for t in tools} == {"search_git_history", "search"} | REPO_DOCS_TOOLS | JOB_TOOLS
+    assert {t.name for t in tools} == ({"search_git_history", "search", "get_commit",
+                                        "blame_search"} | REPO_DOCS_TOOLS | JOB_TOOLS)
     for result in (first, second):
         assert result.is_error
         assert "gitquarry index" in result.content[0].text
