@@ -149,6 +149,89 @@ def test_refs_match_git_branch_and_tag_contains(fx: Fixture) -> None:
         assert r["refs_total"] == len(want)
 
 
+def _git_display_order(fx: Fixture, commit: str) -> list[str]:
+    """The refs containing ``commit`` in ``refs`` order, from git: local branches by name,
+    remote branches by name, then tags by their commit's time (oldest first), then name."""
+    local = sorted(fx.repo.git("branch", "--contains", commit,
+                               "--format=%(refname:short)").split())
+    remote = sorted(fx.repo.git("branch", "-r", "--contains", commit,
+                                "--format=%(refname:short)").split())
+    tags = fx.repo.git("tag", "--contains", commit,
+                       "--format=%(*committerdate:unix)%(committerdate:unix) %(refname:short)")
+    by_time = sorted((int(t), name) for t, name in (line.split() for line in tags.splitlines()))
+    return local + remote + [name for _, name in by_time]
+
+
+def test_refs_order_and_cut_match_git(fx: Fixture) -> None:
+    """Order (branches, then tags oldest first) and the max_names cut keep the first names."""
+    for i in range(30):  # more refs than max_names, tags in time order
+        fx.repo.git("tag", f"t{i:02d}", fx.commits[f"n{i % 12}"])
+    fx.repo.git("branch", "zz-last", fx.commits["init"])
+    fx.indexer.run()
+    wants = {h: _git_display_order(fx, h) for h in fx.repo.all_hashes()}
+    searcher, answers = fx.answers()
+    try:
+        for cut in (1000, 10, 3):
+            results = [{"hash": h} for h in wants]
+            answers.refs.annotate(searcher.store.conn, results, max_names=cut)
+            for r in results:
+                want = wants[r["hash"]]
+                assert r["refs"] == want[:cut], r["hash"]
+                assert r["refs_total"] == len(want)
+    finally:
+        answers.close()
+        searcher.close()
+
+
+def test_refs_follow_index_changes_and_skip_unchanged_checks(fx: Fixture) -> None:
+    """A long-lived answerer (the MCP server's) sees refs and commits that a later indexing
+    run added (another connection), and a write through its own connection; while nothing is
+    written it neither rebuilds nor reads the fingerprint."""
+    searcher, answers = fx.answers()
+    try:
+        conn = searcher.store.conn
+        first = [{"hash": fx.commits["retry"]}]
+        answers.refs.annotate(conn, first, max_names=1000)
+        assert set(first[0]["refs"]) == _git_contains(fx, fx.commits["retry"])
+        reads = answers.refs.fingerprints
+        for _ in range(5):
+            answers.refs.annotate(conn, [{"hash": fx.commits["retry"]}])
+        assert answers.refs.fingerprints == reads  # nothing written: no fingerprint read
+        # another process indexes a new branch with a new commit and a moved tag
+        fx.repo.branch("hotfix", fx.commits["retry"])
+        fx.repo.checkout("hotfix")
+        fix = fx.repo.commit({"src/fix.py": "x = 1\n"}, "Hot fix", 1_700_000_000)
+        fx.repo.checkout("main")
+        fx.repo.git("tag", "-f", "v1.0", fix)
+        fx.indexer.run()
+        again = [{"hash": fx.commits["retry"]}, {"hash": fix}]
+        answers.refs.annotate(conn, again, max_names=1000)
+        assert conn is searcher.store.conn
+        for r in again:
+            assert set(r["refs"]) == _git_contains(fx, r["hash"]), r["hash"]
+        assert "hotfix" in again[1]["refs"] and "v1.0" in again[1]["refs"]
+        # a write through the same connection (data_version does not move for it)
+        conn.execute("DELETE FROM repo_refs WHERE ref = CAST('refs/heads/hotfix' AS BLOB)")
+        conn.commit()
+        last = [{"hash": fix}]
+        answers.refs.annotate(conn, last, max_names=1000)
+        assert "hotfix" not in last[0]["refs"] and "v1.0" in last[0]["refs"]
+        # the hot fix becomes unreachable (pruned) and a new commit may take its row id
+        fx.repo.git("tag", "-f", "v1.0", fx.commits["retry"])
+        fx.repo.git("branch", "-D", "hotfix")
+        newer = fx.repo.commit({"src/new.py": "y = 2\n"}, "Newer", 1_700_000_100)
+        fx.indexer.run()
+        indexed = [h for (h,) in conn.execute("SELECT hash FROM git_commits")]
+        assert fix not in indexed and newer in indexed
+        final = [{"hash": h} for h in indexed]
+        answers.refs.annotate(conn, final, max_names=1000)
+        for r in final:
+            assert set(r["refs"]) == _git_contains(fx, r["hash"]), r["hash"]
+    finally:
+        answers.close()
+        searcher.close()
+
+
 def _git_log(fx: Fixture, *args: str) -> set[str]:
     return set(fx.repo.git("log", "--all", "--format=%H", *args).split())
 

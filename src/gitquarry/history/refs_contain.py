@@ -9,11 +9,20 @@ recorded (``repo_refs``) are turned once into one bit set per commit (bit *i* se
 equal sets are shared, so a linear history with 1,000 tags holds about 1,000 distinct sets.
 After that a hit's refs cost one dictionary look-up.
 
-The sets are rebuilt when the index changed (``PRAGMA data_version`` of the connection, or
-another connection), about 0.5-1 s at 100,000 commits on a loaded 2-core machine, and kept
-for the life of the process (the MCP server's); ``benchmarks/bench_refs_contain.py`` reports
-the warm p95 and the rebuild time. A commit whose parents are not all in the index (a shallow
-boundary) is still found from the refs above it.
+Bits are numbered in display order (below), so a hit's first names are its lowest set bits:
+a look-up touches only the bits it shows, not every ref.
+
+The sets are rebuilt when the commits or refs changed, and kept for the life of the process
+(the MCP server's). Checking for a change costs microseconds while nothing was written: the
+same connection with the same ``PRAGMA data_version`` (which moves on every commit by another
+connection or process) and the same ``total_changes`` (writes through this connection) has
+seen no write. Only after some write is the fingerprint read (the newest commit row, the
+repositories, every ref's name and tip: about a millisecond with 1,000 refs), and only a
+changed fingerprint rebuilds (seconds at 100,000 commits on a loaded 2-core machine): writes
+that touch neither commits nor refs, such as embeddings, cost no rebuild.
+``benchmarks/bench_refs_contain.py`` reports the warm p95 and the rebuild time, against the
+previous implementation. A commit whose parents are not all in the index (a shallow boundary)
+is still found from the refs above it.
 
 Names are shown short, as ``git branch -a`` / ``git tag`` show them: ``main``,
 ``origin/feature-x``, ``v2.3.0``; with several repositories, ``<repository dir>:<ref>``.
@@ -54,25 +63,43 @@ class RefContainment:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._key: tuple[int, int, int] | None = None
+        self._conn: sqlite3.Connection | None = None  # held: its identity cannot be reused
+        self._seen: tuple[int, int] | None = None  # (data_version, total_changes) of _conn
+        self._key: tuple[Any, ...] | None = None
         self._sets: dict[int, int] = {}
-        self._refs: list[_Ref] = []
-        self._sorted_bits: list[int] = []
+        self._names: list[str] = []  # bit i is self._names[i]: display order
         self.build_seconds = 0.0
+        self.fingerprints = 0  # how many times the fingerprint was read (tests, benchmark)
 
-    def _index_key(self, conn: sqlite3.Connection) -> tuple[int, int, int]:
-        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-        row = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM git_commits").fetchone()
-        refs = int(conn.execute("SELECT count(*) + coalesce(sum(length(tip)), 0) "
-                                "FROM repo_refs").fetchone()[0])
-        return (version, int(row[0]) * 1_000_003 + int(row[1]), refs)
+    @staticmethod
+    def _fingerprint(conn: sqlite3.Connection) -> tuple[Any, ...]:
+        """What the sets and names are built from, read cheaply: the newest commit row (id and
+        hash: new commits get ids above it, so an insert moves it, and so does an id reused
+        after the newest row was deleted), every repository's id and path, and every ref's
+        repository, name and tip.
+
+        Not a count of the commits: a commit leaves the index only when no recorded ref
+        reaches it any more (pruning) or its repository is forgotten, and both change the
+        refs or repositories read here; and a deleted commit cannot change which refs reach
+        the commits that remain (their parents are unchanged)."""
+        top = conn.execute("SELECT id, hash FROM git_commits ORDER BY id DESC LIMIT 1"
+                           ).fetchone()
+        repos = tuple(conn.execute("SELECT id, path FROM repositories ORDER BY id"))
+        refs = tuple(conn.execute("SELECT repo_id, ref, tip FROM repo_refs ORDER BY repo_id, ref"))
+        return (tuple(top) if top else None, repos, refs)
 
     def refresh(self, conn: sqlite3.Connection) -> None:
-        """Rebuild the sets if the index changed since the last build."""
+        """Rebuild the sets if the commits or refs changed since the last build."""
         import time
 
         with self._lock:
-            key = self._index_key(conn)
+            seen = (int(conn.execute("PRAGMA data_version").fetchone()[0]),
+                    conn.total_changes)
+            if conn is self._conn and seen == self._seen:
+                return  # nothing written since the last check
+            self.fingerprints += 1
+            key = self._fingerprint(conn)
+            self._conn, self._seen = conn, seen
             if key == self._key:
                 return
             started = time.perf_counter()
@@ -93,8 +120,7 @@ class RefContainment:
             conn.execute("SELECT id, path FROM repositories ORDER BY path"))}
         many = len(repos) > 1
         tip_time: dict[str, int] = {}
-        refs: list[_Ref] = []
-        tips: dict[int, int] = {}
+        refs: list[tuple[_Ref, int]] = []  # (ref, tip commit id)
         rows = conn.execute("SELECT repo_id, ref, tip FROM repo_refs").fetchall()
         if rows:
             for h, ts in conn.execute(
@@ -112,9 +138,11 @@ class RefContainment:
             cid = ids.get(tip)
             if cid is None:
                 continue
-            bit = len(refs)
-            refs.append(_Ref(shown, (repo_order, kind,
-                                     tip_time.get(tip, 0) if kind == 2 else 0, shown)))
+            refs.append((_Ref(shown, (repo_order, kind,
+                                      tip_time.get(tip, 0) if kind == 2 else 0, shown)), cid))
+        refs.sort(key=lambda item: item[0].order)  # bit i = i-th ref in display order
+        tips: dict[int, int] = {}
+        for bit, (_, cid) in enumerate(refs):
             tips[cid] = tips.get(cid, 0) | (1 << bit)
         # children counts within the index, then a topological pass from the tips down
         child_count: dict[int, int] = {}
@@ -144,8 +172,7 @@ class RefContainment:
                 if left == 0:
                     ready.append(p)
         self._sets = {cid: v for cid, v in sets.items() if v}
-        self._refs = refs
-        self._sorted_bits = sorted(range(len(refs)), key=lambda b: refs[b].order)
+        self._names = [ref.name for ref, _ in refs]
 
     def names(self, commit_id: int, max_names: int = MAX_NAMES) -> tuple[list[str], int]:
         """(the first ``max_names`` refs containing the commit, in the order of the module
@@ -155,11 +182,10 @@ class RefContainment:
             return [], 0
         total = value.bit_count()
         out: list[str] = []
-        for bit in self._sorted_bits:
-            if value >> bit & 1:
-                out.append(self._refs[bit].name)
-                if len(out) >= max_names:
-                    break
+        while value and len(out) < max_names:  # lowest set bits first: display order
+            low = value & -value
+            out.append(self._names[low.bit_length() - 1])
+            value ^= low
         return out, total
 
     def annotate(self, conn: sqlite3.Connection, results: list[dict[str, Any]],
