@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitquarry.bounded import bound_history_response
-from gitquarry.errors import GitquarryError, InvalidArgumentError
+from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.budget import DETAILS, apply_detail, fit_response
 from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
+from gitquarry.history.document import TEXT_FORMAT
 from gitquarry.history.freshness import FreshnessChecker
 from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing
@@ -89,11 +90,24 @@ class HistoryAnswers:
     # -- shared parts ------------------------------------------------------------------
 
     def namespace_id(self) -> int | None:
-        try:
-            ranker = self.searcher.semantic()
-        except GitquarryError:
+        """The configured embedding namespace's id, for ``embedded_fraction``: the loaded
+        semantic ranker's when a query loaded it; otherwise looked up in the index by the
+        configured provider (and model, when one is set) without building the embedder, so a
+        lexical answer never imports a model runtime."""
+        ranker = self.searcher.loaded_semantic()
+        if ranker is not None:
+            return getattr(ranker, "namespace_id", None)
+        cfg = self.searcher.workspace.config.embedding
+        if cfg.provider == "none":
             return None
-        return getattr(ranker, "namespace_id", None) if ranker is not None else None
+        sql = ("SELECT id FROM embedding_namespaces WHERE provider = ? AND text_format = ?"
+               + (" AND model = ?" if cfg.model else "") + " ORDER BY id DESC LIMIT 1")
+        params = [cfg.provider, TEXT_FORMAT] + ([cfg.model] if cfg.model else [])
+        try:
+            row = self.searcher.store.conn.execute(sql, params).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return int(row[0]) if row else None
 
     def index_state(self) -> dict[str, Any]:
         """``index_state`` of the index now (see ``history.freshness``)."""

@@ -55,6 +55,10 @@ class HistorySearcher:
             self._semantic = load_semantic_ranker(self.workspace.config, self.store)
         return self._semantic
 
+    def loaded_semantic(self) -> Any | None:
+        """The semantic ranker if a query already loaded it, else None (never loads it)."""
+        return self._semantic if self._semantic_loaded else None
+
     def search(
         self,
         query: str,
