@@ -86,6 +86,11 @@ def test_compact_is_smaller_and_has_an_excerpt(fx: Fixture) -> None:
     assert set(top) >= {"hash", "date", "author", "title", "files", "score", "excerpt"}
     assert "timeout = 30" in top["excerpt"]
     assert json_tokens(compact["results"]) < json_tokens(full["results"])
+    assert "repo_path" not in top  # one repository: index_state names it
+    assert compact["index_state"]["repositories"][0]["path"] == full["results"][0]["repo_path"]
+    for c, f in zip(compact["results"], full["results"], strict=True):
+        assert c["refs_total"] == f["refs_total"]
+        assert len(c["refs"]) <= 3 and set(c["refs"]) <= set(_git_contains(fx, c["hash"]))
     ids = _search(fx, "timeout", top_n=3, options=AnswerOptions(detail="ids"))
     assert set(ids["results"][0]) == {"hash", "score"}
 
@@ -178,6 +183,15 @@ def test_refs_order_and_cut_match_git(fx: Fixture) -> None:
                 want = wants[r["hash"]]
                 assert r["refs"] == want[:cut], r["hash"]
                 assert r["refs_total"] == len(want)
+        # compact: the first two refs that are not tags, then the oldest tag
+        tags = set(fx.repo.git("tag").split())
+        results = [{"hash": h} for h in wants]
+        answers.refs.annotate(searcher.store.conn, results, compact=True)
+        for r in results:
+            want = wants[r["hash"]]
+            first_tag = [n for n in want if n in tags][:1]
+            assert r["refs"] == [n for n in want if n not in tags][:2] + first_tag, r["hash"]
+            assert r["refs_total"] == len(want)
     finally:
         answers.close()
         searcher.close()

@@ -117,8 +117,9 @@ class HistoryAnswers:
         except sqlite3.DatabaseError:
             return {"error": "the index could not be read"}
 
-    def annotate_refs(self, results: list[dict[str, Any]]) -> None:
-        self.refs.annotate(self.searcher.store.conn, results)
+    def annotate_refs(self, results: list[dict[str, Any]], *, compact: bool = False) -> None:
+        """``refs``/``refs_total`` on each result (``history.refs_contain``)."""
+        self.refs.annotate(self.searcher.store.conn, results, compact=compact)
 
     def finish(self, data: dict[str, Any], *, options: AnswerOptions, query: str,
                results_key: str = "results") -> tuple[dict[str, Any], int]:
@@ -185,7 +186,7 @@ class HistoryAnswers:
                     "pickaxe_incomplete",
                     f"{response.pickaxe.unchecked} commit(s) with a cut diff could not be "
                     "checked with git log -S; they are left out")])
-        self.annotate_refs(data["results"])
+        self.annotate_refs(data["results"], compact=options.detail == "compact")
         data, kept = self.finish(data, options=options, query=query)
         ranking = _pinned(response, self.searcher.store.conn)
         pin_id: list[str] = []
@@ -251,7 +252,7 @@ class HistoryAnswers:
                 f"{len(gone)} commit(s) of this page left the index since the search "
                 f"(history rewritten and pruned): {', '.join(h[:12] for h in gone[:5])}")])
         data = bound_history_response(data)
-        self.annotate_refs(data["results"])
+        self.annotate_refs(data["results"], compact=options.detail == "compact")
         data, kept = self.finish(data, options=options, query=query)
         page_hashes = [r.hash for r in results]
         data["cursor_offset"] = offset

@@ -6,7 +6,9 @@
 - ``compact``: ``hash``, ``date`` (committer time, ISO-8601 UTC), ``author`` (name only),
   ``title``, ``files`` (at most ``COMPACT_FILES``; ``files_total`` counts them all),
   ``score``, ``excerpt`` (±3 lines of the diff around its best-matching changed line,
-  ``history.hunks.excerpt``), ``refs``/``refs_total`` when computed, ``repo_path``;
+  ``history.hunks.excerpt``), ``refs``/``refs_total`` when computed (at most two refs that
+  are not tags and the first tag: ``history.refs_contain``), ``repo_path`` when the results
+  come from several repositories (``index_state`` names the one otherwise);
 - ``ids``: ``hash`` and ``score`` (and ``repo_path`` when results come from several
   repositories).
 
@@ -90,7 +92,12 @@ def ids_result(r: dict[str, Any], with_repo: bool) -> dict[str, Any]:
 def apply_detail(results: list[dict[str, Any]], detail: str, query: str) -> list[dict[str, Any]]:
     """``results`` (full dicts) in the ``detail`` form."""
     if detail == "compact":
-        return [compact_result(r, query) for r in results]
+        several = len({r.get("repo_path") for r in results}) > 1
+        out = [compact_result(r, query) for r in results]
+        if not several:
+            for r in out:
+                r.pop("repo_path", None)
+        return out
     if detail == "ids":
         repos = {r.get("repo_path") for r in results}
         return [ids_result(r, len(repos) > 1) for r in results]

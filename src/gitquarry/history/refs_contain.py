@@ -28,7 +28,9 @@ Names are shown short, as ``git branch -a`` / ``git tag`` show them: ``main``,
 ``origin/feature-x``, ``v2.3.0``; with several repositories, ``<repository dir>:<ref>``.
 Order: local branches, remote branches, then tags oldest first (so the first tag listed is
 the first release that holds the commit). ``refs`` lists at most ``max_names``;
-``refs_total`` counts them all.
+``refs_total`` counts them all. ``compact=True`` (the ``compact`` detail level) lists at most
+two refs that are not tags (local branches first) and the first tag: where the commit is, and
+the oldest release that holds it, in a few tokens.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from typing import Any
 from gitquarry.gitio.refs import display_ref, ref_from_bytes
 
 MAX_NAMES = 10
+#: refs other than tags listed by ``compact`` names (then the first tag)
+COMPACT_BRANCHES = 2
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class RefContainment:
         self._key: tuple[Any, ...] | None = None
         self._sets: dict[int, int] = {}
         self._names: list[str] = []  # bit i is self._names[i]: display order
+        self._tag_bits = 0  # bits of tags
         self.build_seconds = 0.0
         self.fingerprints = 0  # how many times the fingerprint was read (tests, benchmark)
 
@@ -173,24 +178,39 @@ class RefContainment:
                     ready.append(p)
         self._sets = {cid: v for cid, v in sets.items() if v}
         self._names = [ref.name for ref, _ in refs]
+        self._tag_bits = sum(1 << bit for bit, (ref, _) in enumerate(refs) if ref.order[1] == 2)
 
-    def names(self, commit_id: int, max_names: int = MAX_NAMES) -> tuple[list[str], int]:
-        """(the first ``max_names`` refs containing the commit, in the order of the module
-        docstring; how many contain it)."""
+    def names(self, commit_id: int, max_names: int = MAX_NAMES, *, compact: bool = False
+              ) -> tuple[list[str], int]:
+        """(the refs containing the commit, in the order of the module docstring: the first
+        ``max_names``, or with ``compact`` at most ``COMPACT_BRANCHES`` refs other than tags
+        and the first tag; how many contain it)."""
         value = self._sets.get(commit_id, 0)
         if not value:
             return [], 0
         total = value.bit_count()
+        if compact:
+            tags = value & self._tag_bits
+            out = self._lowest(value & ~self._tag_bits, COMPACT_BRANCHES)
+            if tags:
+                first_tag = tags & -tags
+                out.append(self._names[first_tag.bit_length() - 1])
+            return out, total
+        return self._lowest(value, max_names), total
+
+    def _lowest(self, value: int, n: int) -> list[str]:
+        """The names of the ``n`` lowest set bits of ``value`` (display order)."""
         out: list[str] = []
-        while value and len(out) < max_names:  # lowest set bits first: display order
+        while value and len(out) < n:
             low = value & -value
             out.append(self._names[low.bit_length() - 1])
             value ^= low
-        return out, total
+        return out
 
     def annotate(self, conn: sqlite3.Connection, results: list[dict[str, Any]],
-                 max_names: int = MAX_NAMES) -> None:
-        """Add ``refs`` and ``refs_total`` to each result dict (found by ``hash``)."""
+                 max_names: int = MAX_NAMES, *, compact: bool = False) -> None:
+        """Add ``refs`` and ``refs_total`` to each result dict (found by ``hash``);
+        ``compact``: see :meth:`names`."""
         if not results:
             return
         self.refresh(conn)
@@ -200,6 +220,7 @@ class RefContainment:
             f"SELECT hash, id FROM git_commits WHERE hash IN ({marks})", hashes).fetchall())
         for r in results:
             cid = ids.get(r.get("hash"))
-            names, total = self.names(cid, max_names) if cid is not None else ([], 0)
+            names, total = (self.names(cid, max_names, compact=compact) if cid is not None
+                            else ([], 0))
             r["refs"] = names
             r["refs_total"] = total
