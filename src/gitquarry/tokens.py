@@ -67,3 +67,14 @@ def estimate_tokens(text: str) -> int:
 def json_tokens(value: Any) -> int:
     """Estimated tokens of ``value`` sent as compact JSON (as the MCP server sends it)."""
     return estimate_tokens(json.dumps(value, ensure_ascii=False))
+
+
+def fit_prefix(costs: list[int], room: int) -> int:
+    """How many leading items fit ``room`` tokens, given each item's cost (in order: results
+    are dropped from the bottom, the lowest-ranked first)."""
+    used = 0
+    for n, cost in enumerate(costs):
+        used += cost
+        if used > room:
+            return n
+    return len(costs)

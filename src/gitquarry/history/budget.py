@@ -33,7 +33,7 @@ from typing import Any
 
 from gitquarry.bounded import cut_text
 from gitquarry.history.hunks import best_hunks_diff, excerpt
-from gitquarry.tokens import estimate_tokens, json_tokens
+from gitquarry.tokens import estimate_tokens, fit_prefix, json_tokens
 
 DETAILS = ("full", "compact", "ids")
 COMPACT_FILES = 10
@@ -191,9 +191,7 @@ def fit_results(results: list[dict[str, Any]], room: int, detail: str,
                 return fitted, trial
         t.results_dropped = len(results)
         return [], t
-    k = len(results)
-    while k and sum(costs[:k]) > room:
-        k -= 1
+    k = fit_prefix(costs, room)
     t.results_dropped = len(results) - k
     return results[:k], t
 
