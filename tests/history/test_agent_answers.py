@@ -85,6 +85,12 @@ def test_compact_is_smaller_and_has_an_excerpt(fx: Fixture) -> None:
     top = compact["results"][0]
     assert set(top) >= {"hash", "date", "author", "title", "files", "score", "excerpt"}
     assert "timeout = 30" in top["excerpt"]
+    assert len(top["date"]) == 10 and top["date"][4] == "-"  # YYYY-MM-DD
+    # the excerpt's path:LINE header points at its first line in the commit's new file
+    where, first, *_ = top["excerpt"].split("\n")
+    path, line = where.rsplit(":", 1)
+    blob = fx.repo.git("show", f"{top['hash']}:{path}").split("\n")
+    assert first[:1] in (" ", "+") and blob[int(line) - 1] == first[1:]
     assert json_tokens(compact["results"]) < json_tokens(full["results"])
     assert "repo_path" not in top  # one repository: index_state names it
     assert compact["index_state"]["repositories"][0]["path"] == full["results"][0]["repo_path"]

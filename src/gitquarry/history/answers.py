@@ -25,7 +25,7 @@ from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.budget import DETAILS, apply_detail, fit_response
 from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
 from gitquarry.history.document import TEXT_FORMAT
-from gitquarry.history.freshness import FreshnessChecker
+from gitquarry.history.freshness import FreshnessChecker, compact_state
 from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing
 from gitquarry.history.refs_contain import RefContainment
@@ -126,7 +126,8 @@ class HistoryAnswers:
         """Add ``index_state``, shape ``data[results_key]`` to ``options.detail`` and fit
         ``options.max_tokens``. Returns (data, how many results were kept)."""
         data = dict(data)
-        data["index_state"] = self.index_state()
+        state = self.index_state()
+        data["index_state"] = state if options.detail == "full" else compact_state(state)
         shaped = apply_detail(list(data.get(results_key, [])), options.detail, query)
         data[results_key] = shaped
         if options.max_tokens is None:

@@ -3,12 +3,13 @@
 ``detail``:
 
 - ``full``: every field of the seed's ``CommitResult`` (as without a budget);
-- ``compact``: ``hash``, ``date`` (committer time, ISO-8601 UTC), ``author`` (name only),
-  ``title``, ``files`` (at most ``COMPACT_FILES``; ``files_total`` counts them all),
-  ``score``, ``excerpt`` (±3 lines of the diff around its best-matching changed line,
-  ``history.hunks.excerpt``), ``refs``/``refs_total`` when computed (at most two refs that
-  are not tags and the first tag: ``history.refs_contain``), ``repo_path`` when the results
-  come from several repositories (``index_state`` names the one otherwise);
+- ``compact``: ``hash``, ``date`` (committer day, ``YYYY-MM-DD`` UTC), ``author`` (name
+  only), ``title``, ``files`` (at most ``COMPACT_FILES``; ``files_total`` counts them all),
+  ``score`` (4 decimals), ``excerpt`` (±3 lines of the diff around its best-matching changed
+  line under a ``path:LINE`` line, ``history.hunks.excerpt``), ``refs``/``refs_total`` when
+  computed (at most two refs that are not tags and the first tag:
+  ``history.refs_contain``), ``repo_path`` when the results come from several repositories
+  (``index_state`` names the one otherwise);
 - ``ids``: ``hash`` and ``score`` (and ``repo_path`` when results come from several
   repositories).
 
@@ -57,7 +58,7 @@ class Truncation:
 
 def _date(ts: Any) -> str:
     try:
-        return datetime.fromtimestamp(int(ts), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return datetime.fromtimestamp(int(ts), UTC).strftime("%Y-%m-%d")
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
 
@@ -72,7 +73,7 @@ def compact_result(r: dict[str, Any], query: str) -> dict[str, Any]:
         "title": r.get("title"),
         "files": [cut_text(str(f), 200)[0] for f in files[:COMPACT_FILES]],
         "files_total": len(files),
-        "score": r.get("score"),
+        "score": round(float(r["score"]), 4) if r.get("score") is not None else None,
         "excerpt": excerpt(str(r.get("delta_truncated") or ""), query),
     }
     for key in ("refs", "refs_total", "repo_path", "lexical_rank", "semantic_rank", "bm25",

@@ -17,6 +17,10 @@ Shape (``to_dict``)::
          "changed_refs": ["refs/heads/main"], "embedded_fraction": 0.97}],
      "repositories_total": 1}
 
+In ``compact`` and ``ids`` answers (:func:`compact_state`) a repository entry leaves out
+``commits_not_indexed``, ``refs_changed`` and ``changed_refs`` when they are 0 or empty (its
+``up_to_date`` says so) and ``last_indexed_at`` is kept.
+
 ``commits_not_indexed`` is ``NEW_COMMITS_LIMIT`` when at least that many (then
 ``commits_not_indexed_at_least`` is true) and null when git could not tell (an indexed tip
 was garbage-collected: the next ``gitquarry index`` reconciles). A repository whose directory
@@ -146,3 +150,14 @@ class FreshnessChecker:
             "repositories": repos[:MAX_REPOSITORIES],
             "repositories_total": len(repos),
         }
+
+
+#: repository fields ``compact_state`` leaves out when 0 or empty
+_QUIET_WHEN_ZERO = ("commits_not_indexed", "refs_changed", "changed_refs")
+
+
+def compact_state(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` without the zero counters of up-to-date repositories (module docstring)."""
+    repos = [{k: v for k, v in repo.items() if not (k in _QUIET_WHEN_ZERO and v in (0, []))}
+             for repo in state.get("repositories", [])]
+    return {**state, "repositories": repos} if "repositories" in state else state

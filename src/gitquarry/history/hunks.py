@@ -135,8 +135,10 @@ def best_hunks_diff(text: str, query: str, max_chars: int) -> tuple[str, int]:
 
 def excerpt(text: str, query: str, context: int = 3, max_line_chars: int = 200) -> str:
     """The best-matching changed line of ``text`` with ``context`` lines either side, under
-    its file's path and hunk header (``path``, ``@@ … @@``, lines). Without a matching word:
-    the start of the first hunk. '' for a diff with no hunk (binary, mode-only, missing)."""
+    one ``path:LINE`` line (LINE: the new file's line number of the first line shown, as
+    ``grep -n`` prints it; the hunk header instead when the path is unknown). Without a
+    matching word: the start of the first hunk. '' for a diff with no hunk (binary,
+    mode-only, missing)."""
     files, _ = parse_diff(text)
     terms = query_terms(query)
     best: tuple[float, int, int, int] | None = None
@@ -158,7 +160,16 @@ def excerpt(text: str, query: str, context: int = 3, max_line_chars: int = 200) 
     path = _path_of(files[fi])
     shown = [x if len(x) <= max_line_chars else x[:max_line_chars] + "…"
              for x in hunk.lines[lo:hi_line]]
-    return "\n".join([path, hunk.header, *shown]) if path else "\n".join([hunk.header, *shown])
+    start = _HUNK_NEW_START.match(hunk.header)
+    if not path or start is None:
+        return "\n".join([x for x in (path, hunk.header) if x] + shown)
+    # lines before the first shown one that exist in the new file: context and additions
+    line_no = int(start.group(1)) + sum(1 for x in hunk.lines[:lo] if x[:1] in (" ", "+", ""))
+    return "\n".join([f"{path}:{line_no}", *shown])
+
+
+#: the new file's first line in a hunk header: ``@@ -a,b +c,d @@``
+_HUNK_NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 
 
 def _path_of(f: FileDiff) -> str:

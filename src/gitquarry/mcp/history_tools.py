@@ -95,9 +95,9 @@ AGENT_PROPERTIES: dict[str, Any] = {
     },
     "detail": {
         "type": "string", "enum": ["full", "compact", "ids"], "default": "full",
-        "description": "full: every field; compact: hash, date, author, title, files, score "
-        "and a 3-line diff excerpt around the best match (about 5-10x fewer tokens); ids: "
-        "hash and score. Open a commit in full with get_commit.",
+        "description": "full: every field; compact: hash, date, author, title, files, score, "
+        "refs and a ±3-line diff excerpt around the best match (about 5x fewer tokens); "
+        "ids: hash and score. Open a commit in full with get_commit.",
     },
     "cursor": {
         "type": "string",
