@@ -276,20 +276,17 @@ def register(app: typer.Typer) -> None:
                                     "diverse": True if diverse else None,
                                     "min_score": min_score}
         try:
-            read_only = searcher.store.read_only
-            notes = ([("index_read_only", read_only_note(workspace.db_path))]
-                     if read_only else [])
             if as_json or cursor is not None:
                 data = answers.search(
                     query, top_n=n, files_glob=files_glob, after=after_s, before=before_s,
-                    mode=mode, narrowing=narrowing, options=options, extra_warnings=notes,
-                    **pipeline)
+                    mode=mode, narrowing=narrowing, options=options, **pipeline)
             else:
                 response = searcher.search(
                     query, top_n=n, files_glob=files_glob, after=after_s, before=before_s,
                     mode=mode, narrowing=narrowing, **pipeline)
                 refs: list[dict[str, Any]] = [{"hash": r.hash} for r in response.results]
                 answers.annotate_refs(refs)
+            read_only = searcher.store.read_only  # opened by now (after argument checks)
         finally:
             answers.close()
             searcher.close()

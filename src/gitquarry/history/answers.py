@@ -29,6 +29,7 @@ from gitquarry.history.freshness import FreshnessChecker, compact_state
 from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing
 from gitquarry.history.refs_contain import RefContainment
+from gitquarry.store.connection import read_only_note
 from gitquarry.tokens import json_tokens
 
 #: the MCP tools' default budget (tokens); the CLI has none unless asked
@@ -176,7 +177,7 @@ class HistoryAnswers:
             query, top_n=top_n, files_glob=files_glob, after=after, before=before, mode=mode,
             narrowing=narrowing, ranking_depth=pin_depth(top_n), **pipeline)
         data = response.to_dict(explain=options.explain)
-        _add_warnings(data, extra_warnings)
+        _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
         data = bound_history_response(data)
         if response.pickaxe is not None:
             data["pickaxe"] = response.pickaxe.to_dict()
@@ -203,6 +204,13 @@ class HistoryAnswers:
             return make_cursor(pin_id[0], n)
 
         return _with_cursor(data, kept, cursor, options)
+
+    def _store_notes(self) -> list[tuple[str, str]]:
+        """``index_read_only`` when the index could only be opened read-only (surfaces' note;
+        read after the search, so bad arguments are refused before the index is opened)."""
+        if self.searcher.store.read_only:
+            return [("index_read_only", read_only_note(self.searcher.workspace.db_path))]
+        return []
 
     def _cursor_note(self, data: dict[str, Any]) -> None:
         if not self.cursors.persistent:
@@ -246,7 +254,7 @@ class HistoryAnswers:
             effective_mode=pin.meta.get("effective_mode") or "lexical",
             embedded_fraction=pin.meta.get("embedded_fraction") or 0.0, warnings=warnings)
         data = response.to_dict(explain=options.explain)
-        _add_warnings(data, extra_warnings)
+        _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
         if gone:
             _add_warnings(data, [(
                 "cursor_commits_gone",

@@ -27,7 +27,6 @@ from gitquarry.history.narrow import Narrowing
 from gitquarry.history.service import HistorySearcher
 from gitquarry.mcp.errors import as_tool_error
 from gitquarry.retrieval.filters import TimeBound, interpret_time
-from gitquarry.store.connection import read_only_note
 from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
@@ -181,10 +180,8 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
         try:
             bounds = _bounds(after_timestamp, before_timestamp, after, before)
             with lock:
-                notes = [(w.code, w.message) for w in workspace.config.warnings]  # refused
-                if searcher.store.read_only:  # opens the index: errors translated below
-                    notes.append(("index_read_only",
-                                  read_only_note(searcher.workspace.db_path)))
+                # refused settings; answers.search adds the read-only note itself
+                notes = [(w.code, w.message) for w in workspace.config.warnings]
                 data = answers.search(
                     query,
                     top_n=top_n,
