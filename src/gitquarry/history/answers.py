@@ -24,7 +24,7 @@ from gitquarry.bounded import bound_history_response
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.budget import DETAILS, apply_detail, fit_response
 from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
-from gitquarry.history.document import TEXT_FORMAT
+from gitquarry.history.document import text_format
 from gitquarry.history.freshness import FreshnessChecker, compact_state
 from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing
@@ -103,7 +103,7 @@ class HistoryAnswers:
             return None
         sql = ("SELECT id FROM embedding_namespaces WHERE provider = ? AND text_format = ?"
                + (" AND model = ?" if cfg.model else "") + " ORDER BY id DESC LIMIT 1")
-        params = [cfg.provider, TEXT_FORMAT] + ([cfg.model] if cfg.model else [])
+        params = [cfg.provider, text_format()] + ([cfg.model] if cfg.model else [])
         try:
             row = self.searcher.store.conn.execute(sql, params).fetchone()
         except sqlite3.DatabaseError:
