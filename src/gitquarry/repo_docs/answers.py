@@ -65,6 +65,15 @@ def fit_hits(response: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     rest = {k: v for k, v in response.items() if k != "hits"}
     room = max(0, max_tokens - RESERVE_TOKENS - json_tokens({**rest, "hits": []}))
     kept = fit_prefix([json_tokens(h) + 1 for h in hits], room)
+    while True:  # RESERVE_TOKENS covers the notes added below; a last check makes sure
+        out = _with_notes(response, hits, kept, max_tokens)
+        if kept == 0 or json_tokens(out) <= max_tokens:
+            return out
+        kept -= 1
+
+
+def _with_notes(response: dict[str, Any], hits: list[Any], kept: int,
+                max_tokens: int) -> dict[str, Any]:
     out = {**response, "hits": hits[:kept], "truncated": {"results_dropped": len(hits) - kept}}
     if kept < len(hits):
         message = (f"{len(hits) - kept} lower-ranked hit(s) left out to fit max_tokens "
