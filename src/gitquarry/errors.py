@@ -54,7 +54,8 @@ class InvalidTimeError(UsageError):
     def __init__(self, value: str) -> None:
         super().__init__(
             f"invalid time {value!r}: use an ISO-8601 date or time (2024-05-01, 20240501, "
-            "2024-05-01T12:00:00Z) or Unix seconds (1700000000; @12345678 for eight digits)"
+            "2024-05-01T12:00:00Z), Unix seconds (1700000000; @12345678 for eight digits) or "
+            "a relative date (2.weeks.ago, yesterday, '3 months ago')"
         )
         self.value = value
 
@@ -800,3 +801,42 @@ class NotFoundError(GitquarryError):
         super().__init__(f"{what}: {detail}")
         self.what = what
         self.detail = detail
+
+
+# --- agent answers: cursors, commits, blame (issue 12) ---------------------------------------
+
+
+class CursorExpiredError(GitquarryError):
+    """A ``next_cursor`` names a ranking that is no longer kept (older than its time to live,
+    evicted, or the index was rebuilt): run the search again without a cursor."""
+
+    code = "cursor_expired"
+
+    def __init__(self, cursor: str, reason: str) -> None:
+        super().__init__(
+            f"cursor {cursor!r} has expired ({reason}); run the search again without a cursor"
+        )
+        self.cursor = cursor
+        self.reason = reason
+
+
+class CommitNotFoundError(UsageError):
+    """A commit hash or prefix names no indexed commit (or several)."""
+
+    code = "commit_not_found"
+
+    def __init__(self, commit: str, reason: str) -> None:
+        super().__init__(f"commit {commit!r}: {reason}")
+        self.commit = commit
+        self.reason = reason
+
+
+class PathNotFoundError(UsageError):
+    """A file path names no file of an indexed repository at the revision asked for."""
+
+    code = "path_not_found"
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path!r}: {reason}")
+        self.path = path
+        self.reason = reason

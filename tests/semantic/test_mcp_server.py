@@ -121,14 +121,17 @@ def test_lists_both_tools_with_the_seed_schema(
         return (await session.list_tools()).tools
 
     tools = {tool.name: tool for tool in with_server(project, body, tmp_path)}
-    assert set(tools) == {"search_git_history", "search"} | REPO_DOCS_TOOLS | JOB_TOOLS
+    assert set(tools) == ({"search_git_history", "search", "get_commit", "blame_search"}
+                          | REPO_DOCS_TOOLS | JOB_TOOLS)
     schema = tools["search_git_history"].input_schema
-    # the seed's schema verbatim, plus the optional result-pipeline switches (issue 14)
+    # the seed's schema verbatim, plus the optional result-pipeline switches (issue 14) and
+    # issue 12's optional properties
     seed_part = {**schema, "properties": {
-        k: v for k, v in schema["properties"].items() if k not in PIPELINE_FIELDS
+        k: v for k, v in schema["properties"].items() if k in SEED_INPUT_SCHEMA["properties"]
     }}
     assert seed_part == SEED_INPUT_SCHEMA
     assert {k: schema["properties"][k] for k in PIPELINE_FIELDS} == PIPELINE_FIELDS
+    assert schema["properties"]["max_tokens"]["default"] == 8000
     assert tools["search_git_history"].description
     assert tools["search"].input_schema["required"] == ["query"]
 
@@ -229,7 +232,8 @@ def test_workspace_without_index_is_a_tool_error_naming_gitquarry_index(
         return tools, first, second
 
     tools, first, second = with_server(workspace_dir, body, tmp_path)
-    assert {t.name for t in tools} == {"search_git_history", "search"} | REPO_DOCS_TOOLS | JOB_TOOLS
+    assert {t.name for t in tools} == ({"search_git_history", "search", "get_commit",
+                                        "blame_search"} | REPO_DOCS_TOOLS | JOB_TOOLS)
     for result in (first, second):
         assert result.is_error
         assert "gitquarry index" in result.content[0].text
@@ -308,3 +312,38 @@ def test_server_loads_the_model_once_for_many_calls(
     for result in results:
         assert json.loads(result.content[0].text)["effective_mode"] == "hybrid"
     assert len(loads) == 1
+
+
+def test_agent_tools_over_a_real_session(
+    lexical_project: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Issue 12: compact search within a budget, paging by cursor, get_commit, blame_search."""
+    project, _ = lexical_project
+
+    async def body(session: ClientSession) -> Any:
+        first = payload(await session.call_tool("search_git_history", {
+            "query": "checkout cart", "top_n": 2, "detail": "compact", "max_tokens": 1500}))
+        second = payload(await session.call_tool("search_git_history", {
+            "query": "checkout cart", "top_n": 2, "detail": "compact", "max_tokens": 1500,
+            "cursor": first["next_cursor"]})) if first["next_cursor"] else {"results": []}
+        commit = first["results"][0]["hash"]
+        shown = payload(await session.call_tool("get_commit", {"commit": commit[:10],
+                                                               "max_tokens": 2000}))
+        path = shown["files"][0]["path"]
+        blamed = payload(await session.call_tool("blame_search", {
+            "path": path, "query": "checkout", "max_tokens": 3000}))
+        bad = await session.call_tool("get_commit", {"commit": "xyz"})
+        return first, second, shown, blamed, bad
+
+    first, second, shown, blamed, bad = with_server(project, body, tmp_path)
+    from gitquarry.tokens import json_tokens
+
+    assert json_tokens(first) <= 1500 and "excerpt" in first["results"][0]
+    assert first["index_state"]["up_to_date"] is True
+    assert "refs" in first["results"][0]
+    hashes = [r["hash"] for r in first["results"] + second["results"]]
+    assert len(hashes) == len(set(hashes))
+    assert shown["hash"].startswith(shown["hash"][:10]) and shown["diff_source"] == "git"
+    assert shown["diff"].startswith("diff --git")
+    assert blamed["blame"] and blamed["history"]["results"]
+    assert bad.is_error and "commit_not_found" in bad.content[0].text

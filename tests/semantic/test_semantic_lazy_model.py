@@ -76,6 +76,8 @@ def test_lexical_query_never_imports_the_model_runtime(indexed_with_default_vect
     assert data["results"]
     assert loads_heavy(modules) == set()
     assert "gitquarry.embedding.minilm" not in modules
+    # index_state still finds the configured namespace (from the index, no embedder built)
+    assert data["index_state"]["repositories"][0]["embedded_fraction"] == 1.0
 
 
 def test_configured_lexical_default_never_imports_the_model_runtime(

@@ -118,9 +118,12 @@ def test_history_json_100_wide_results_stay_under_the_cap(indexed: Path, cli: CL
 
 def test_mcp_bounded_and_sent_once(indexed: Path, tmp_path: Path) -> None:
     async def body(session: Any) -> Any:
-        one = await session.call_tool("search_git_history", {"query": "zebrafish", "top_n": 1})
+        # the hard caps, with issue 12's token budget out of the way (its own tests cover it)
+        one = await session.call_tool("search_git_history", {"query": "zebrafish", "top_n": 1,
+                                                             "max_tokens": 1_000_000})
         wide = await session.call_tool("search_git_history",
-                                       {"query": "widen table layout", "top_n": 100})
+                                       {"query": "widen table layout", "top_n": 100,
+                                        "max_tokens": 1_000_000})
         return one, wide
 
     (one, wide), _ = with_mcp_server(indexed, body, tmp_path)

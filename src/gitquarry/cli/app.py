@@ -65,9 +65,10 @@ def _root(
 
 
 def _register_commands() -> None:
-    from gitquarry.cli import daemon, graph, history, jobs, mcp, repo_docs, web
+    from gitquarry.cli import answers, daemon, graph, history, jobs, mcp, repo_docs, web
 
     history.register(app)
+    answers.register(app)
     graph.register(app)
     repo_docs.register(app)
     mcp.register(app)
@@ -116,6 +117,13 @@ CLI_ARGUMENT_NAMES = {
     "limit": "--limit",
     "kind": "--kind",
     "query": "QUERY",
+    "detail": "--detail",
+    "max_tokens": "--max-tokens",
+    "cursor": "--cursor",
+    "author": "--author",
+    "committer": "--committer",
+    "pickaxe": "--pickaxe",
+    "diff_offset": "--offset",
 }
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gitquarry.bounded import bound_history_response, cut_text
+from gitquarry.bounded import cut_text
 from gitquarry.cli.common import (
     Command,
     JsonOption,
@@ -82,6 +82,19 @@ def _copy_line(copy: dict[str, Any]) -> str:
     refs = copy.get("refs")
     where = printable(", ".join(display_ref(ref) for ref in refs[:3])) if refs else "no ref"
     return f"{copy['hash'][:10]} ({copy['via']}; {where})"
+
+
+def _print_page(data: dict[str, Any]) -> None:
+    """Human output of a cursor page (``--cursor`` without ``--json``)."""
+    for w in data.get("warnings", []):
+        warn(w)
+    for r in data.get("results", []):
+        date = (r.get("date") or _short_date(r["timestamp"]) if "timestamp" in r
+                else r.get("date", ""))[:10]
+        out(f"{str(r.get('hash', ''))[:10]}  {date}  "
+            f"{printable(cut_text(str(r.get('title', '')), 300)[0])}")
+    if data.get("next_cursor"):
+        note(f"more: --cursor {data['next_cursor']}")
 
 
 def register(app: typer.Typer) -> None:
@@ -159,14 +172,37 @@ def register(app: typer.Typer) -> None:
         ] = None,
         after: Annotated[
             str | None,
-            typer.Option("--after", metavar="TIME",
+            typer.Option("--after", "--since", metavar="TIME",
                          help="Committed at or after TIME: an ISO-8601 date or time "
-                         "(2024-05-01, 20240501, 2024-05-01T12:00Z) or Unix seconds."),
+                         "(2024-05-01, 20240501, 2024-05-01T12:00Z), Unix seconds, or a "
+                         "relative date as git reads it (2.weeks.ago, yesterday, "
+                         "'3 months ago')."),
         ] = None,
         before: Annotated[
             str | None,
-            typer.Option("--before", metavar="TIME",
+            typer.Option("--before", "--until", metavar="TIME",
                          help="Committed at or before TIME (a date includes that whole day)."),
+        ] = None,
+        author: Annotated[
+            str | None,
+            typer.Option("--author", metavar="TEXT",
+                         help="Author name or email contains TEXT (case-insensitive; "
+                         ".mailmap-aware)."),
+        ] = None,
+        committer: Annotated[
+            str | None,
+            typer.Option("--committer", metavar="TEXT", help="Committer name or email "
+                         "contains TEXT."),
+        ] = None,
+        path: Annotated[
+            str | None,
+            typer.Option("--path", metavar="PREFIX", help="Only commits changing a path "
+                         "under PREFIX (a directory such as src/auth, or one file)."),
+        ] = None,
+        pickaxe: Annotated[
+            str | None,
+            typer.Option("--pickaxe", "-S", metavar="STRING", help="Only commits whose diff "
+                         "adds or removes STRING (as git log -S; case-sensitive)."),
         ] = None,
         top_n: Annotated[
             int | None,
@@ -177,6 +213,24 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--mode", "-m", metavar="MODE",
                          help="hybrid (default), semantic or lexical."),
+        ] = None,
+        detail: Annotated[
+            str,
+            typer.Option("--detail", metavar="LEVEL", help="With --json: full (every field), "
+                         "compact (hash, date, author, title, files, score, 3-line diff "
+                         "excerpt) or ids."),
+        ] = "full",
+        max_tokens: Annotated[
+            int | None,
+            typer.Option("--max-tokens", metavar="N", help="With --json: fit the whole "
+                         "response in N tokens (500-1000000): diffs cut to their best hunks, "
+                         "then the lowest results dropped (next_cursor continues).",
+                         show_default=False),
+        ] = None,
+        cursor: Annotated[
+            str | None,
+            typer.Option("--cursor", metavar="CURSOR", help="Continue a ranking: next_cursor "
+                         "of a previous --json answer (same query and filters)."),
         ] = None,
         explain: Annotated[
             bool, typer.Option("--explain", help="Show BM25 rank, vector rank, similarity and "
@@ -200,6 +254,8 @@ def register(app: typer.Typer) -> None:
         project: ProjectOption = None,
     ) -> None:
         """Search commit history: hashes, titles, messages, authors, changed files, diffs."""
+        from gitquarry.history.answers import AnswerOptions, HistoryAnswers, validate_options
+        from gitquarry.history.narrow import Narrowing
         from gitquarry.history.service import HistorySearcher
 
         workspace = open_workspace(project, for_search=True)
@@ -207,35 +263,49 @@ def register(app: typer.Typer) -> None:
             name: interpret_time(value, end_of_day=name == "before")
             for name, value in (("after", after), ("before", before)) if value is not None
         }
+        options = AnswerOptions(detail=detail, max_tokens=max_tokens, cursor=cursor,
+                                explain=explain)
+        validate_options(options)
+        narrowing = Narrowing(author=author, committer=committer, path=path, pickaxe=pickaxe)
         searcher = HistorySearcher(workspace)
+        answers = HistoryAnswers(searcher)
+        n = top_n if top_n is not None else workspace.config.search.top_n
+        after_s = bounds["after"].seconds if "after" in bounds else None
+        before_s = bounds["before"].seconds if "before" in bounds else None
+        pipeline: dict[str, Any] = {"collapse": False if no_collapse else None,
+                                    "diverse": True if diverse else None,
+                                    "min_score": min_score}
         try:
-            response = searcher.search(
-                query,
-                top_n=top_n if top_n is not None else workspace.config.search.top_n,
-                files_glob=files_glob,
-                after=bounds["after"].seconds if "after" in bounds else None,
-                before=bounds["before"].seconds if "before" in bounds else None,
-                mode=mode,
-                collapse=False if no_collapse else None,
-                diverse=True if diverse else None,
-                min_score=min_score,
-            )
-            read_only = searcher.store.read_only
+            if as_json or cursor is not None:
+                data = answers.search(
+                    query, top_n=n, files_glob=files_glob, after=after_s, before=before_s,
+                    mode=mode, narrowing=narrowing, options=options, **pipeline)
+            else:
+                response = searcher.search(
+                    query, top_n=n, files_glob=files_glob, after=after_s, before=before_s,
+                    mode=mode, narrowing=narrowing, **pipeline)
+                refs: list[dict[str, Any]] = [{"hash": r.hash} for r in response.results]
+                answers.annotate_refs(refs)
+            read_only = searcher.store.read_only  # opened by now (after argument checks)
         finally:
+            answers.close()
             searcher.close()
-        if read_only:
+        if read_only and (as_json or cursor is None):  # a text page prints its warnings
             warn(read_only_note(workspace.db_path))
-        if as_json:
-            data = bound_history_response(response.to_dict(explain=explain))
-            if read_only:
-                message = read_only_note(workspace.db_path)
-                data["warnings"].append(message)
-                data["warning_details"].append({"code": "index_read_only", "message": message})
-            data["filters"] = {
+        if as_json or cursor is not None:
+            filters: dict[str, Any] = {
                 "files_glob": files_glob,
                 **{name: bound.to_dict() for name, bound in bounds.items()},
             }
-            print_json(data)
+            for name, value in (("author", author), ("committer", committer), ("path", path),
+                                ("pickaxe", pickaxe)):
+                if value is not None:
+                    filters[name] = value
+            data["filters"] = filters
+            if as_json:
+                print_json(data)
+            else:
+                _print_page(data)
             return
         for w in response.warnings:
             warn(w.message)
@@ -249,9 +319,17 @@ def register(app: typer.Typer) -> None:
         if not response.results:
             out(f"No commits found ({response.total_commits_indexed:,} indexed).")
             return
-        for n, r in enumerate(response.results, start=1):
-            for line in _format_result(n, r, files_glob, explain):
+        for i, (r, ref) in enumerate(zip(response.results, refs, strict=True), start=1):
+            for line in _format_result(i, r, files_glob, explain):
                 out(line)
+            if ref["refs"]:
+                more = int(ref["refs_total"]) - len(ref["refs"])
+                out("    in " + ", ".join(printable(x) for x in ref["refs"])
+                    + (f" (+{more} more)" if more else ""))
+        if response.pickaxe is not None:
+            note(f"--pickaxe answered from {response.pickaxe.answered_from} "
+                 f"({response.pickaxe.from_index} stored diffs, "
+                 f"{response.pickaxe.from_git} commits asked of git log -S)")
         note(
             f"{count(len(response.results), 'result', 'results')} of "
             f"{count(response.total_commits_indexed, 'commit', 'commits')} · "

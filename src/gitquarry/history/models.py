@@ -54,6 +54,19 @@ class CommitResult:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RankedHit:
+    """A commit of the ranking past ``top_n`` (not hydrated): its row id, normalised score
+    and the ranking facts ``CommitResult`` also carries."""
+
+    commit_id: int
+    score: float
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    bm25: float | None = None
+    similarity: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Warning_:
     """A warning with a stable ``code`` for automation and a human ``message``."""
 
@@ -84,6 +97,10 @@ class GitSearchResponse:
     warnings: list[Warning_] = field(default_factory=list)
     #: the result pipeline's steps, candidates examined and threshold removals
     pipeline: dict[str, Any] | None = None
+    #: the ranking past ``top_n`` (for cursors; not part of ``to_dict``)
+    more: list[RankedHit] = field(default_factory=list)
+    #: how a pickaxe filter was answered (``history.narrow.PickaxeReport``), or None
+    pickaxe: Any = None
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
         extra = {"pipeline": self.pipeline} if explain and self.pipeline is not None else {}

@@ -24,7 +24,8 @@ from gitquarry.history.candidates import (
     rank_with_glob,
 )
 from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k
-from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
+from gitquarry.history.models import CommitResult, GitSearchResponse, RankedHit, Warning_
+from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
 from gitquarry.history.pipeline import candidates, copies, merge_folder
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
@@ -160,6 +161,8 @@ def search_git_history(
     pipeline: PipelineSettings | None = None,
     reranker: Reranker | None = None,
     reranker_problem: tuple[str, str] | None = None,
+    narrowing: Narrowing | None = None,
+    ranking_depth: int = 0,
 ) -> GitSearchResponse:
     """Search indexed commits.
 
@@ -174,6 +177,11 @@ def search_git_history(
     deterministically; with them, in the order those steps chose (``--explain`` says why).
     A search whose pipeline removed so many candidates that fewer than ``top_n`` remain ranks
     again with a 4x longer candidate list (up to ``CANDIDATE_MAX``).
+    ``narrowing``: author/committer/path/pickaxe/commit-set filters (``history.narrow``),
+    applied as a candidate set like the glob. With ``ranking_depth`` > 0, ``more`` on the
+    response continues the ranking past the results (for cursors): the same pipeline over the
+    same fused candidates with a window of ``ranking_depth``, less the results and what they
+    absorbed, so a page never repeats a commit shown or listed under one before.
 
     :raises InvalidArgumentError: top_n outside 1..100, unknown mode, after > before.
     :raises InvalidGlobError: ``files_glob`` is malformed.
@@ -185,6 +193,8 @@ def search_git_history(
     filters = Filters(files_glob=files_glob, after=after, before=before)
     conn = store.conn
     warnings: list[Warning_] = []
+    more: list[RankedHit] = []
+    pickaxe: PickaxeReport | None = None
     try:
         require_commit_fts(store)
         total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
@@ -197,10 +207,15 @@ def search_git_history(
                 effective_mode="lexical", warnings=warnings,
             )
         glob: GlobCandidates | None = None
-        if files_glob is not None:
+        narrowed = narrowing is not None and narrowing.active()
+        if files_glob is not None or narrowed:
             conn.execute("BEGIN")
-            glob = GlobCandidates(conn, files_glob)
         try:
+            if files_glob is not None:
+                glob = GlobCandidates(conn, files_glob)
+            if narrowing is not None and narrowed:
+                narrow = NarrowCandidates(conn, narrowing, glob)
+                pickaxe, glob = narrow.pickaxe, narrow
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
             settings = pipeline if pipeline is not None else PipelineSettings()
             passes = 0
@@ -321,8 +336,25 @@ def search_git_history(
                 if c.key in rows
             ]
             summary = outcome.summary(label=lambda k: _label(conn, by_id, k))
+            if ranking_depth > len(outcome.results):
+                longer = run_pipeline(
+                    candidates(conn, scored, namespace_id=vectors_ns), settings,
+                    top_n=ranking_depth, query=query, reranker=reranker,
+                    reranker_problem=reranker_problem,
+                    fold=merge_folder(conn) if settings.collapse else None,
+                )
+                shown = {c.key for c in outcome.results}
+                shown |= {a.key for c in outcome.results for a in c.absorbed}
+                more = [
+                    RankedHit(
+                        commit_id=c.key, score=round(c.score, 6), lexical_rank=lex_rank.get(c.key),
+                        semantic_rank=sem_rank.get(c.key), bm25=lex_score.get(c.key),
+                        similarity=sem_score.get(c.key),
+                    )
+                    for c in longer.results if c.key not in shown
+                ]
         finally:
-            if glob is not None:
+            if files_glob is not None or narrowed:
                 conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as exc:
         raise translate_sqlite_error(store.path, exc) from exc
@@ -335,4 +367,6 @@ def search_git_history(
         embedded_fraction=embedded_fraction,
         warnings=warnings,
         pipeline=summary,
+        more=more,
+        pickaxe=pickaxe,
     )

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from gitquarry.history.models import CommitResult, GitSearchResponse
+from gitquarry.history.narrow import Narrowing, validate_narrowing
 from gitquarry.history.search import search_git_history, validate_request
 from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
 from gitquarry.retrieval.rerank import reranker_for
@@ -54,6 +55,10 @@ class HistorySearcher:
             self._semantic = load_semantic_ranker(self.workspace.config, self.store)
         return self._semantic
 
+    def loaded_semantic(self) -> Any | None:
+        """The semantic ranker if a query already loaded it, else None (never loads it)."""
+        return self._semantic if self._semantic_loaded else None
+
     def search(
         self,
         query: str,
@@ -66,12 +71,16 @@ class HistorySearcher:
         collapse: bool | None = None,
         diverse: bool | None = None,
         min_score: float | None = None,
+        narrowing: Narrowing | None = None,
+        ranking_depth: int = 0,
     ) -> GitSearchResponse:
         """Run ``search_git_history`` with the workspace's ``[search]`` settings.
 
         ``mode`` None means the configured default (hybrid unless changed). ``collapse``,
         ``diverse`` (MMR) and ``min_score`` override ``[search] collapse_copies``,
         ``mmr_enabled`` and ``min_confidence`` for this request (None: configured).
+        ``narrowing``: author/committer/path/pickaxe filters (``history.narrow``).
+        ``ranking_depth``: how long a ranking to return in ``more`` for cursors (0: none).
 
         :raises InvalidArgumentError: also for ``min_score`` outside [0, 1].
         """
@@ -101,6 +110,8 @@ class HistorySearcher:
             pipeline=settings,
             reranker=reranker,
             reranker_problem=problem,
+            narrowing=validate_narrowing(narrowing) if narrowing is not None else None,
+            ranking_depth=ranking_depth,
         )
 
     def timeline(self, query: str, *, files_glob: str | None = None, after: int | None = None,

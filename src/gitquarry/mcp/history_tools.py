@@ -15,18 +15,18 @@ error's message; the server never crashes on them.
 # No ``from __future__ import annotations``: the SDK evaluates the tool's annotations.
 import json
 import threading
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from gitquarry.bounded import bound_history_response
 from gitquarry.errors import GitquarryError, InvalidArgumentError
+from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
+from gitquarry.history.narrow import Narrowing
 from gitquarry.history.service import HistorySearcher
 from gitquarry.mcp.errors import as_tool_error
-from gitquarry.retrieval.filters import interpret_time
-from gitquarry.store.connection import read_only_note
+from gitquarry.retrieval.filters import TimeBound, interpret_time
 from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
@@ -84,12 +84,48 @@ INPUT_SCHEMA: dict[str, Any] = {
     "required": ["query"],
 }
 
+#: What issue 12 added to the seed's schema (the seed's properties are unchanged).
+AGENT_PROPERTIES: dict[str, Any] = {
+    "max_tokens": {
+        "type": "integer", "default": 8000, "minimum": 500, "maximum": 1000000,
+        "description": "Token budget for the whole response (estimated conservatively). "
+        "Diffs are cut to their best-matching hunks first, then the lowest-ranked results "
+        "are dropped; 'truncated' says what, 'next_cursor' continues.",
+    },
+    "detail": {
+        "type": "string", "enum": ["full", "compact", "ids"], "default": "full",
+        "description": "full: every field; compact: hash, date, author, title, files, score, "
+        "refs and a ±3-line diff excerpt around the best match (about 5x fewer tokens); "
+        "ids: hash and score. Open a commit in full with get_commit.",
+    },
+    "cursor": {
+        "type": "string",
+        "description": "next_cursor from a previous response: the next results of the same "
+        "ranking (pass the same query and filters).",
+    },
+    "author": {"type": "string", "description": "Author name or email substring "
+               "(case-insensitive, .mailmap-aware)."},
+    "committer": {"type": "string", "description": "Committer name or email substring."},
+    "path": {"type": "string", "description": "Only commits changing a path under this "
+             "prefix (a directory such as 'src/auth' or one file)."},
+    "pickaxe": {"type": "string", "description": "Only commits whose diff adds or removes "
+                "this exact string (git log -S)."},
+    "after": {"type": "string", "description": "Committed at or after: ISO date/time or a "
+              "relative date as git reads it ('2.weeks.ago', 'yesterday', '3 months ago')."},
+    "before": {"type": "string", "description": "Committed at or before: ISO date/time or a "
+               "relative date."},
+}
+
 _DESCRIPTION = (
     "Search the Git commit history of every repository in the workspace, by meaning and by "
     "keyword (hybrid BM25 + embedding search fused with RRF). Filter by changed-file glob "
-    "(gitignore-style, e.g. 'src/**/*.py') and by committer time (Unix seconds, inclusive). "
+    "(gitignore-style, e.g. 'src/**/*.py'), path prefix, author/committer, committer time "
+    "(Unix seconds, ISO dates or '2.weeks.ago') and pickaxe (diff adds/removes a string). "
     "Returns commits with hash, title, message, author, committer, timestamp, files_changed, "
-    "a truncated diff, a score in [0, 1] and the repository path."
+    "a truncated diff, a score in [0, 1], the repository path and the refs (branches, tags) "
+    "that contain each commit, plus index_state (how fresh the index is). The response fits "
+    "max_tokens (default 8000); use detail='compact' to scan many commits cheaply, "
+    "next_cursor to page, and get_commit to open one commit in full."
 )
 
 
@@ -108,10 +144,14 @@ def tool_message(exc: GitquarryError) -> str:
     return str(exc)
 
 
-def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher) -> None:
+def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
+             ) -> HistoryAnswers:
     """Add ``search_git_history`` to ``server``, answering from ``searcher`` (one per process,
-    so the embedding model loads once). Calls are serialised on one lock."""
+    so the embedding model loads once). Calls are serialised on one lock. Returns the
+    ``HistoryAnswers`` the commit tools share (cursors, freshness and refs caches)."""
     lock = threading.Lock()
+    answers = HistoryAnswers(searcher)
+    answers.lock = lock  # type: ignore[attr-defined]
 
     # strict: the schema says integer/string, so "5", "1700000000" and true are refused
     # rather than coerced (pydantic's lax mode would turn true into top_n=1).
@@ -126,36 +166,46 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
         collapse: Annotated[bool | None, Field(strict=True)] = None,
         diverse: Annotated[bool | None, Field(strict=True)] = None,
         min_score: Annotated[float | None, Field(ge=0, le=1)] = None,
+        max_tokens: Annotated[int, Field(strict=True, ge=500, le=1_000_000)] =
+            MCP_DEFAULT_MAX_TOKENS,
+        detail: Annotated[Literal["full", "compact", "ids"], Field()] = "full",
+        cursor: Annotated[str | None, Field(strict=True)] = None,
+        author: Annotated[str | None, Field(strict=True)] = None,
+        committer: Annotated[str | None, Field(strict=True)] = None,
+        path: Annotated[str | None, Field(strict=True)] = None,
+        pickaxe: Annotated[str | None, Field(strict=True)] = None,
+        after: Annotated[str | None, Field(strict=True)] = None,
+        before: Annotated[str | None, Field(strict=True)] = None,
     ) -> CallToolResult:
         try:
+            bounds = _bounds(after_timestamp, before_timestamp, after, before)
             with lock:
-                response = searcher.search(
+                # refused settings; answers.search adds the read-only note itself
+                notes = [(w.code, w.message) for w in workspace.config.warnings]
+                data = answers.search(
                     query,
                     top_n=top_n,
                     files_glob=files_glob,
-                    after=after_timestamp,
-                    before=before_timestamp,
+                    after=bounds["after"].seconds if "after" in bounds else None,
+                    before=bounds["before"].seconds if "before" in bounds else None,
+                    narrowing=Narrowing(author=author, committer=committer, path=path,
+                                        pickaxe=pickaxe),
+                    options=AnswerOptions(detail=detail, max_tokens=max_tokens,
+                                          cursor=cursor),
+                    extra_warnings=notes,
                     collapse=collapse,
                     diverse=diverse,
                     min_score=min_score,
                 )
-                read_only = searcher.store.read_only
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, searcher.workspace.db_path, tool_message) from exc
-        data = response.to_dict()
-        notes = [(w.code, w.message) for w in workspace.config.warnings]  # refused settings
-        if read_only:
-            notes.append(("index_read_only", read_only_note(searcher.workspace.db_path)))
-        for code, message in notes:
-            data["warnings"].append(message)
-            data["warning_details"].append({"code": code, "message": message})
-        data = bound_history_response(data)
-        data["filters"] = {
-            "files_glob": files_glob,
-            **{name: interpret_time(value).to_dict()
-               for name, value in (("after", after_timestamp), ("before", before_timestamp))
-               if value is not None},
-        }
+        filters: dict[str, Any] = {"files_glob": files_glob}
+        filters.update({name: bound.to_dict() for name, bound in bounds.items()})
+        for name, value in (("author", author), ("committer", committer), ("path", path),
+                            ("pickaxe", pickaxe)):
+            if value is not None:
+                filters[name] = value
+        data["filters"] = filters
         # sent once: the JSON text block (structured content would repeat it)
         return CallToolResult(
             content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
@@ -164,4 +214,20 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher)
     server.add_tool(search_git_history, name=TOOL_NAME, description=_DESCRIPTION)
     tool = server._tool_manager.get_tool(TOOL_NAME)  # the SDK has no public schema override
     if tool is not None:
-        tool.parameters = INPUT_SCHEMA
+        tool.parameters = {**INPUT_SCHEMA,
+                           "properties": {**INPUT_SCHEMA["properties"], **AGENT_PROPERTIES}}
+    return answers
+
+
+def _bounds(after_ts: int | None, before_ts: int | None, after: str | None,
+            before: str | None) -> dict[str, TimeBound]:
+    """The time bounds from the seed's integer arguments or the string ones (not both)."""
+    out: dict[str, TimeBound] = {}
+    for name, ts, text in (("after", after_ts, after), ("before", before_ts, before)):
+        if ts is not None and text is not None:
+            raise InvalidArgumentError(name, f"give {name}_timestamp or {name}, not both")
+        if ts is not None:
+            out[name] = interpret_time(ts)
+        elif text is not None:
+            out[name] = interpret_time(text, end_of_day=name == "before")
+    return out

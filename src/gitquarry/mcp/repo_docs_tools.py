@@ -22,6 +22,7 @@ from pydantic import Field
 
 from gitquarry.config import Config
 from gitquarry.mcp.errors import as_tool_error
+from gitquarry.repo_docs.answers import fit_hits, index_state
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
 from gitquarry.repo_docs.service import RepoDocsService
@@ -118,12 +119,21 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
             strict=True, description="Diversify results (MMR).")] = None,
         min_score: Annotated[float | None, Field(
             ge=0, le=1, description="Leave out results scoring below this (0-1).")] = None,
+        max_tokens: Annotated[int, Field(strict=True, ge=500, le=1_000_000, description=(
+            "Token budget for the whole response (estimated conservatively); lower-ranked "
+            "hits are left out to fit."))] = 8000,
     ) -> CallToolResult:
         sel = selector(repo_id, registration_id, source_registration_id,
                        source_registration_generation)
-        return _call(lambda: service.search(sel, query, revision=revision, mode=mode,
-                                            limit=limit, include_worktree=include_worktree,
-                                            diverse=diverse, min_score=min_score))
+
+        def answer() -> dict[str, Any]:  # issue 12: index_state and budget (repo_docs.answers)
+            data = service.search(sel, query, revision=revision, mode=mode, limit=limit,
+                                  include_worktree=include_worktree, diverse=diverse,
+                                  min_score=min_score)
+            data["index_state"] = index_state(service, sel, data)
+            return fit_hits(data, max_tokens)
+
+        return _call(answer)
 
     descriptions = {
         "repository_docs_sources": "List registered repositories and their opaque selectors.",
@@ -133,7 +143,9 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
         "repository_docs_status": "Registration, HEAD and the revision sets in the cache.",
         "repository_docs_search": "Search the repository's documentation at a Git revision "
         "(hybrid BM25 + embeddings, or fulltext). Every hit carries a citation: path, "
-        "line_start-line_end, commit and blob ids, digest-checked against Git.",
+        "line_start-line_end, commit and blob ids, digest-checked against Git. index_state "
+        "says which revision answered vs HEAD now and how much of it is embedded; the "
+        "response fits max_tokens (default 8000).",
     }
     for tool in (repository_docs_sources, repository_docs_policy, repository_docs_plan,
                  repository_docs_status, repository_docs_search):

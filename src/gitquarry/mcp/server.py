@@ -17,7 +17,8 @@ from gitquarry.history.service import HistorySearcher
 from gitquarry.workspace import resolve_workspace
 
 INSTRUCTIONS = (
-    "gitquarry searches this workspace's Git history (search_git_history), its "
+    "gitquarry searches this workspace's Git history (search_git_history; get_commit opens "
+    "one commit, blame_search answers who changed some lines and why), its "
     "architecture graph (search) and registered repositories' documentation at any Git "
     "revision (repository_docs_search, with repository_docs_sources/policy/plan/status). "
     "Results are pinned to exact commit hashes."
@@ -29,7 +30,7 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
 
     :raises ConfigError, InvalidArgumentError: the workspace or its configuration is invalid.
     """
-    from gitquarry.mcp import graph_tools, history_tools, job_tools, repo_docs_tools
+    from gitquarry.mcp import answer_tools, graph_tools, history_tools, job_tools, repo_docs_tools
 
     workspace = resolve_workspace(project, for_search=True)
     for warning in workspace.config.warnings:  # the server's stderr is the client's log
@@ -38,7 +39,8 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
         name="gitquarry", version=__version__, instructions=INSTRUCTIONS
     )
     searcher = HistorySearcher(workspace)
-    history_tools.register(server, workspace, searcher)
+    answers = history_tools.register(server, workspace, searcher)
+    answer_tools.register(server, answers)
     graph_tools.register(server, workspace.root)
     repo_docs_tools.register(server, workspace.config)
     job_tools.register(server)

@@ -18,7 +18,9 @@ Globs follow ``.gitignore`` (and ``git log -- <pathspec>``) rules, matched with 
 Time bounds accept Unix seconds, ``@<seconds>``, and ISO-8601 in extended or basic format.
 An all-digit value of exactly 8 digits is a basic-format date ``YYYYMMDD`` (``20240501``);
 any other all-digit value is Unix seconds (write ``@12345678`` for the 8-digit seconds of
-1970-05-23 to 1973-03-03). :func:`interpret_time` says which reading was taken.
+1970-05-23 to 1973-03-03). Relative dates (``2.weeks.ago``, ``yesterday``, ``"3 months
+ago"``) mean what git's approxidate makes of them (``retrieval.dates``).
+:func:`interpret_time` says which reading was taken.
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ READINGS = {
     "iso_date": "an ISO-8601 date",
     "iso_basic_date": "an ISO-8601 basic date (YYYYMMDD)",
     "iso_datetime": "an ISO-8601 date and time",
+    "relative": "a relative date (as git log --since reads it)",
 }
 
 
@@ -150,10 +153,13 @@ def _checked(seconds: int, value: str) -> int:
     return seconds
 
 
-def interpret_time(value: str | int, *, end_of_day: bool = False) -> TimeBound:
+def interpret_time(value: str | int, *, end_of_day: bool = False,
+                   now: float | None = None) -> TimeBound:
     """Parse a time bound (see the module docstring for the accepted forms and the rule for
     all-digit values). A date or time without an offset is UTC. A bare date is its first
     second, or with ``end_of_day`` its last (``--before 2024-05-01`` includes that day).
+    A relative date counts back from ``now`` (Unix seconds; default: the current time) in the
+    local time zone, as git does; ``end_of_day`` does not apply to it.
 
     :raises InvalidTimeError: anything else, or a value outside signed 64-bit seconds.
     """
@@ -182,11 +188,27 @@ def interpret_time(value: str | int, *, end_of_day: bool = False) -> TimeBound:
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
-        raise InvalidTimeError(value) from exc
+        relative = _relative(value, text, now)
+        if relative is None:
+            raise InvalidTimeError(value) from exc
+        return relative
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return TimeBound(given=value, seconds=_checked(int(dt.timestamp()), value),
                      reading="iso_datetime")
+
+
+def _relative(value: str, text: str, now: float | None) -> TimeBound | None:
+    """``text`` read as a relative date (``retrieval.dates``), or None when it is not one."""
+    import time
+
+    from gitquarry.retrieval.dates import NotRelative, approxidate
+
+    try:
+        seconds = approxidate(text, time.time() if now is None else now)
+    except (NotRelative, OverflowError, ValueError, OSError):
+        return None
+    return TimeBound(given=value, seconds=_checked(seconds, value), reading="relative")
 
 
 def parse_time(value: str | int | None, *, end_of_day: bool = False) -> int | None:

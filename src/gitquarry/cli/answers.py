@@ -1,0 +1,160 @@
+"""CLI commands for agent-grade commit answers: ``show`` (one commit in full) and
+``blame`` (who changed these lines, and why)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from gitquarry.bounded import cut_text
+from gitquarry.cli.common import (
+    Command,
+    JsonOption,
+    ProjectOption,
+    note,
+    open_workspace,
+    out,
+    print_json,
+    printable,
+    warn,
+)
+
+MaxTokens = Annotated[
+    int | None,
+    typer.Option("--max-tokens", metavar="N", help="Fit the answer in N tokens (500-1000000).",
+                 show_default=False),
+]
+
+
+def _day(ts: int) -> str:
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``show`` and ``blame`` to ``app``."""
+
+    @app.command("show", cls=Command)
+    def show_cmd(
+        commit: Annotated[str, typer.Argument(help="Commit hash or unique prefix (4+ hex "
+                                              "characters).", metavar="COMMIT")],
+        path: Annotated[list[str] | None, typer.Option(
+            "--path", metavar="PATH", help="Only this file's diff (repeatable).")] = None,
+        offset: Annotated[int, typer.Option("--offset", metavar="LINE", help="Start the diff "
+                                            "at this line (next_diff_offset).")] = 0,
+        max_tokens: MaxTokens = None,
+        as_json: JsonOption = False,
+        project: ProjectOption = None,
+    ) -> None:
+        """Show one indexed commit: message, files with line counts, refs, full diff."""
+        from gitquarry.history.answers import HistoryAnswers
+        from gitquarry.history.commit_show import get_commit
+        from gitquarry.history.service import HistorySearcher
+
+        workspace = open_workspace(project, for_search=True)
+        searcher = HistorySearcher(workspace)
+        answers = HistoryAnswers(searcher)
+        try:
+            data = get_commit(answers, commit, paths=path or None, diff_offset=offset,
+                              max_tokens=max_tokens)
+        finally:
+            answers.close()
+            searcher.close()
+        if as_json:
+            print_json(data)
+            return
+        out(f"commit {data['hash']}")
+        if data["refs"]:
+            more = data["refs_total"] - len(data["refs"])
+            out("refs:   " + ", ".join(printable(r) for r in data["refs"])
+                + (f" (+{more} more)" if more else ""))
+        out(f"Author: {printable(data['author'])}  {_day(data['author_time'])}")
+        if data["committer"] != data["author"]:
+            out(f"Commit: {printable(data['committer'])}  {_day(data['timestamp'])}")
+        out(f"Repo:   {printable(data['repo_path'])}")
+        out("")
+        out("    " + printable(data["title"]))
+        for line in data["message"].split("\n") if data["message"] else []:
+            out("    " + printable(line))
+        out("")
+        for f in data["files"]:
+            counts = ("binary" if f["added"] is None
+                      else f"+{f['added']} -{f['deleted']}")
+            out(f" {printable(cut_text(f['path'], 300)[0])}  {counts}")
+        if data["files_total"] > len(data["files"]):
+            out(f" ... {data['files_total'] - len(data['files'])} more files")
+        out("")
+        for line in data["diff"].split("\n") if data["diff"] else []:
+            out(printable(line))
+        if data["next_diff_offset"] is not None:
+            note(f"diff lines {data['diff_offset']}-{data['next_diff_offset'] - 1} of "
+                 f"{data['diff_lines_total']:,}; more: --offset {data['next_diff_offset']}")
+        if data["diff_source"] != "git":
+            warn(f"diff from the index: {data['diff_source']}")
+
+    @app.command("blame", cls=Command)
+    def blame_cmd(
+        spec: Annotated[str, typer.Argument(help="A file, optionally with :LINE or "
+                                            ":FIRST-LAST (src/retry.py:40-58).",
+                                            metavar="PATH[:LINE[-LINE]]")],
+        query: Annotated[str | None, typer.Argument(
+            help="Also rank the file's history (renames followed) by this question.",
+            metavar="[QUERY]", show_default=False)] = None,
+        rev: Annotated[str, typer.Option("--rev", metavar="REV", help="Blame at this "
+                                         "revision.")] = "HEAD",
+        repo: Annotated[str | None, typer.Option(
+            "--repo", metavar="REPO", help="The repository (path or directory name) when "
+            "several hold PATH.")] = None,
+        top_n: Annotated[int, typer.Option("--top-n", "-n", metavar="N",
+                                           help="History results with a QUERY (1-100).")] = 5,
+        detail: Annotated[str, typer.Option("--detail", metavar="LEVEL", help="full, compact "
+                                            "or ids (JSON).")] = "full",
+        max_tokens: MaxTokens = None,
+        as_json: JsonOption = False,
+        project: ProjectOption = None,
+    ) -> None:
+        """Who last changed these lines and why (git blame with indexed commit messages);
+        with QUERY, the file's history ranked by relevance to it."""
+        from gitquarry.history.answers import AnswerOptions, HistoryAnswers
+        from gitquarry.history.blame import blame_answer
+        from gitquarry.history.search import validate_top_n
+        from gitquarry.history.service import HistorySearcher
+
+        validate_top_n(top_n)
+        workspace = open_workspace(project, for_search=True)
+        searcher = HistorySearcher(workspace)
+        answers = HistoryAnswers(searcher)
+        try:
+            data = blame_answer(answers, spec, revision=rev, repo=repo, query=query,
+                                top_n=top_n, on_disk=True,
+                                options=AnswerOptions(detail=detail, max_tokens=max_tokens))
+        finally:
+            answers.close()
+            searcher.close()
+        if as_json:
+            print_json(data)
+            return
+        out(f"{printable(data['path'])} at {data['commit'][:10]} ({printable(data['revision'])})"
+            + (f", lines {data['range']}" if data["range"] else ""))
+        for e in data["blame"]:
+            refs = (f"  [{', '.join(printable(r) for r in e['refs'][:3])}]"
+                    if e.get("refs") else "")
+            out(f"{e['hash'][:10]}  {e.get('date', '')[:10]}  "
+                f"{printable(cut_text(str(e.get('author', '')).split(' <')[0], 60)[0])}  "
+                f"{printable(cut_text(str(e.get('title', '')), 200)[0])}{refs}")
+            out(f"    lines {e['lines']}" + ("" if e["indexed"] else "  (not indexed)"))
+        history = data.get("history")
+        if history is not None:
+            out("")
+            out(f"History of the file ranked for {printable(query or '')!r} "
+                f"({history.get('file_history_commits', 0)} commits):")
+            for r in history.get("results", []):
+                mark = "  * in blame" if r.get("in_blame") else ""
+                date = r.get("date", "")[:10] if "date" in r else _day(r.get("timestamp", 0))
+                out(f"  {str(r['hash'])[:10]}  {date}  "
+                    f"{printable(cut_text(str(r.get('title', '')), 200)[0])}  "
+                    f"score {r.get('score', 0):.3f}{mark}")

@@ -1,0 +1,142 @@
+"""``git blame --porcelain``, streamed, and a file's history (``git log --follow``)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitquarry.errors import GitError
+from gitquarry.gitio.runner import git_argv, popen_git, run_git
+
+
+@dataclass
+class BlameCommit:
+    """What porcelain says of one commit the first time it appears."""
+
+    hash: str
+    author: str = ""
+    author_mail: str = ""
+    author_time: int = 0
+    summary: str = ""
+    filename: str = ""
+    previous: str | None = None
+    boundary: bool = False
+
+
+@dataclass
+class BlameLine:
+    """One line of the file at the revision: ``line`` (1-based), the commit that last
+    touched it, the line number in that commit's version of ``orig_path``, and the text."""
+
+    line: int
+    commit: str
+    orig_line: int
+    orig_path: str
+    text: str
+
+
+@dataclass
+class BlameResult:
+    lines: list[BlameLine] = field(default_factory=list)
+    commits: dict[str, BlameCommit] = field(default_factory=dict)
+
+
+def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]] | None = None,
+          *, max_lines: int = 100_000) -> BlameResult:
+    """Blame ``path`` at ``revision`` (whole file, or the inclusive 1-based line ``ranges``),
+    reading ``git blame --porcelain`` as a stream: at most ``max_lines`` lines are kept
+    (git is stopped after that). Renames and copies within the file's history are followed
+    as git does by default.
+
+    :raises GitError: the path does not exist at the revision, a range is past the end, ...
+    """
+    args = ["blame", "--porcelain"]
+    for lo, hi in ranges or []:
+        args += ["-L", f"{lo},{hi}"]
+    args += [revision, "--", path]
+    proc = popen_git(git_dir, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    result = BlameResult()
+    current: BlameCommit | None = None
+    pending: tuple[str, int, int] | None = None
+    try:
+        for raw in _lines(proc.stdout):
+            if raw.startswith(b"\t"):
+                if pending is not None and current is not None:
+                    sha, orig, final = pending
+                    result.lines.append(BlameLine(final, sha, orig, current.filename,
+                                                  raw[1:].decode("utf-8", "replace")))
+                    if len(result.lines) >= max_lines:
+                        break
+                pending = None
+                continue
+            text = raw.decode("utf-8", "replace")
+            if pending is None:
+                parts = text.split(" ")
+                if len(parts) >= 3 and len(parts[0]) >= 40:
+                    sha = parts[0]
+                    pending = (sha, int(parts[1]), int(parts[2]))
+                    current = result.commits.setdefault(sha, BlameCommit(sha))
+                    continue
+            if current is None:
+                continue
+            key, _, value = text.partition(" ")
+            if key == "author":
+                current.author = value
+            elif key == "author-mail":
+                current.author_mail = value.strip("<>")
+            elif key == "author-time":
+                current.author_time = int(value or 0)
+            elif key == "summary":
+                current.summary = value
+            elif key == "filename":
+                current.filename = value
+            elif key == "previous":
+                current.previous = value.split(" ")[0]
+            elif key == "boundary":
+                current.boundary = True
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        err = proc.stderr.read() if proc.stderr else b""
+        if proc.stderr:
+            proc.stderr.close()
+        code = proc.wait()
+    if code != 0 and not result.lines:
+        raise GitError(git_argv(git_dir, args), code, err.decode("utf-8", "replace"))
+    return result
+
+
+def _lines(stream: object) -> Iterator[bytes]:
+    for raw in stream:  # type: ignore[attr-defined]
+        yield raw[:-1] if raw.endswith(b"\n") else raw
+
+
+def file_history(git_dir: Path, revision: str, path: str, *, follow: bool = True,
+                 max_count: int = 10_000) -> list[str]:
+    """Hashes of the commits that changed ``path`` in the history of ``revision``, newest
+    first, following renames (``git log --follow``) unless ``follow`` is False.
+
+    :raises GitError: git failed (unknown revision, ...).
+    """
+    args = ["log", "--format=%H", f"--max-count={max_count}", "-M", "--no-ext-diff"]
+    if follow:
+        args.append("--follow")
+    args += [revision, "--", f":(literal){path}" if not follow else path]
+    return run_git(git_dir, args).stdout.decode("ascii", "replace").split()
+
+
+def resolve(git_dir: Path, revision: str) -> str | None:
+    """The commit ``revision`` names, or None."""
+    proc = run_git(git_dir, ["rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+                   check=False)
+    return proc.stdout.decode("ascii", "replace").strip() or None if proc.returncode == 0 else None
+
+
+def path_exists(git_dir: Path, commit: str, path: str) -> bool:
+    """Whether ``path`` is a file (blob) at ``commit``."""
+    proc = run_git(git_dir, ["cat-file", "-t", f"{commit}:{path}"], check=False)
+    return proc.returncode == 0 and proc.stdout.strip() == b"blob"

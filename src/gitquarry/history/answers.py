@@ -1,0 +1,320 @@
+"""Agent-grade commit-history answers: detail levels, token budgets, cursors, freshness and
+refs, around ``search_git_history``. One ``HistoryAnswers`` per process (the MCP server's
+or one CLI command), shared by ``search``, ``get_commit`` and ``blame``.
+
+A search response (MCP ``search_git_history``, ``gitquarry history --json``) is the seed's
+response, bounded by ``gitquarry.bounded`` as before, plus:
+
+- ``refs``/``refs_total`` on every result (``history.refs_contain``);
+- ``index_state`` (``history.freshness``);
+- ``next_cursor``: null, or a cursor that continues the same ranking (``history.cursor``);
+- with ``detail`` other than ``full``, results in that form (``history.budget``);
+- with ``max_tokens``: the response fits it, and ``truncated`` says what was cut.
+
+Without ``max_tokens`` and with ``detail="full"`` the seed's fields are exactly as before.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from gitquarry.bounded import bound_history_response
+from gitquarry.errors import InvalidArgumentError
+from gitquarry.history.budget import DETAILS, apply_detail, fit_response
+from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
+from gitquarry.history.document import text_format
+from gitquarry.history.freshness import FreshnessChecker, compact_state
+from gitquarry.history.models import CommitResult, GitSearchResponse
+from gitquarry.history.narrow import Narrowing
+from gitquarry.history.refs_contain import RefContainment
+from gitquarry.store.connection import read_only_note
+from gitquarry.tokens import json_tokens
+
+#: the MCP tools' default budget (tokens); the CLI has none unless asked
+MCP_DEFAULT_MAX_TOKENS = 8000
+
+
+def pin_depth(top_n: int) -> int:
+    """How long a ranking a search pins for its cursor: ``max(4 x top_n, 50)`` results."""
+    return max(4 * top_n, 50)
+MIN_MAX_TOKENS = 500
+MAX_MAX_TOKENS = 1_000_000
+
+
+@dataclass(frozen=True)
+class AnswerOptions:
+    """How to shape an answer: ``detail`` (full, compact, ids), ``max_tokens`` (None: no
+    budget), ``cursor`` (continue a ranking), ``explain`` (ranks and raw scores)."""
+
+    detail: str = "full"
+    max_tokens: int | None = None
+    cursor: str | None = None
+    explain: bool = False
+
+
+def validate_options(options: AnswerOptions) -> None:
+    """:raises InvalidArgumentError: unknown detail, max_tokens out of range."""
+    if options.detail not in DETAILS:
+        raise InvalidArgumentError(
+            "detail", f"must be one of {', '.join(DETAILS)}, got {options.detail!r}")
+    mt = options.max_tokens
+    if mt is not None and (isinstance(mt, bool) or not isinstance(mt, int)
+                           or not MIN_MAX_TOKENS <= mt <= MAX_MAX_TOKENS):
+        raise InvalidArgumentError(
+            "max_tokens", f"must be an integer from {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS:,}, "
+            f"got {mt!r}")
+
+
+class HistoryAnswers:
+    """Shapes answers for one workspace's index (see the module docstring)."""
+
+    def __init__(self, searcher: Any) -> None:
+        self.searcher = searcher
+        config = searcher.workspace.config
+        self.freshness = FreshnessChecker(list(config.git_indexing.refs))
+        self.refs = RefContainment()
+        self._cursors: CursorStore | None = None
+
+    @property
+    def cursors(self) -> CursorStore:
+        if self._cursors is None:
+            self._cursors = CursorStore(self.searcher.workspace.index_dir)
+        return self._cursors
+
+    def close(self) -> None:
+        if self._cursors is not None:
+            self._cursors.close()
+            self._cursors = None
+
+    # -- shared parts ------------------------------------------------------------------
+
+    def namespace_id(self) -> int | None:
+        """The configured embedding namespace's id, for ``embedded_fraction``: the loaded
+        semantic ranker's when a query loaded it; otherwise looked up in the index by the
+        configured provider (and model, when one is set) without building the embedder, so a
+        lexical answer never imports a model runtime."""
+        ranker = self.searcher.loaded_semantic()
+        if ranker is not None:
+            return getattr(ranker, "namespace_id", None)
+        cfg = self.searcher.workspace.config.embedding
+        if cfg.provider == "none":
+            return None
+        sql = ("SELECT id FROM embedding_namespaces WHERE provider = ? AND text_format = ?"
+               + (" AND model = ?" if cfg.model else "") + " ORDER BY id DESC LIMIT 1")
+        params = [cfg.provider, text_format()] + ([cfg.model] if cfg.model else [])
+        try:
+            row = self.searcher.store.conn.execute(sql, params).fetchone()
+        except sqlite3.DatabaseError:
+            return None
+        return int(row[0]) if row else None
+
+    def index_state(self) -> dict[str, Any]:
+        """``index_state`` of the index now (see ``history.freshness``)."""
+        conn = self.searcher.store.conn
+        try:
+            return self.freshness.state(conn, self.namespace_id())
+        except sqlite3.DatabaseError:
+            return {"error": "the index could not be read"}
+
+    def annotate_refs(self, results: list[dict[str, Any]], *, compact: bool = False) -> None:
+        """``refs``/``refs_total`` on each result (``history.refs_contain``)."""
+        self.refs.annotate(self.searcher.store.conn, results, compact=compact)
+
+    def finish(self, data: dict[str, Any], *, options: AnswerOptions, query: str,
+               results_key: str = "results") -> tuple[dict[str, Any], int]:
+        """Add ``index_state``, shape ``data[results_key]`` to ``options.detail`` and fit
+        ``options.max_tokens``. Returns (data, how many results were kept)."""
+        data = dict(data)
+        state = self.index_state()
+        data["index_state"] = state if options.detail == "full" else compact_state(state)
+        shaped = apply_detail(list(data.get(results_key, [])), options.detail, query)
+        data[results_key] = shaped
+        if options.max_tokens is None:
+            return data, len(shaped)
+        if results_key != "results":
+            data["results"] = data.pop(results_key)
+        data, cut = fit_response(data, options.max_tokens, options.detail, query)
+        if results_key != "results":
+            data[results_key] = data.pop("results")
+        data["truncated"] = cut.to_dict()
+        return data, len(data[results_key])
+
+    # -- search ------------------------------------------------------------------------
+
+    def search_params(self, query: str, *, files_glob: str | None, after: int | None,
+                      before: int | None, mode: str | None, narrowing: Narrowing | None,
+                      pipeline: dict[str, Any] | None = None) -> str:
+        """The digest a cursor is bound to."""
+        return params_digest({
+            "query": query, "files_glob": files_glob, "after": after, "before": before,
+            "mode": mode or self.searcher.workspace.config.search.mode,
+            **(narrowing.params() if narrowing is not None else {}),
+            **{k: v for k, v in (pipeline or {}).items() if v is not None},
+        })
+
+    def search(self, query: str, *, top_n: int, files_glob: str | None = None,
+               after: int | None = None, before: int | None = None, mode: str | None = None,
+               narrowing: Narrowing | None = None, options: AnswerOptions = AnswerOptions(),
+               extra_warnings: list[tuple[str, str]] | None = None,
+               collapse: bool | None = None, diverse: bool | None = None,
+               min_score: float | None = None) -> dict[str, Any]:
+        """The search response (see the module docstring). ``collapse``, ``diverse`` and
+        ``min_score``: the result pipeline's per-request switches (``HistorySearcher.search``).
+
+        :raises InvalidArgumentError, InvalidGlobError: bad arguments (as
+            ``search_git_history``), bad ``detail``/``max_tokens``/``cursor``.
+        :raises CursorExpiredError: the cursor's ranking is no longer kept.
+        """
+        validate_options(options)
+        pipeline = {"collapse": collapse, "diverse": diverse, "min_score": min_score}
+        digest = self.search_params(query, files_glob=files_glob, after=after, before=before,
+                                    mode=mode, narrowing=narrowing, pipeline=pipeline)
+        if options.cursor is not None:
+            return self._page(query, top_n, digest, options, extra_warnings)
+        response = self.searcher.search(
+            query, top_n=top_n, files_glob=files_glob, after=after, before=before, mode=mode,
+            narrowing=narrowing, ranking_depth=pin_depth(top_n), **pipeline)
+        data = response.to_dict(explain=options.explain)
+        _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
+        data = bound_history_response(data)
+        if response.pickaxe is not None:
+            data["pickaxe"] = response.pickaxe.to_dict()
+            for message in response.pickaxe.errors[:3]:
+                _add_warnings(data, [("pickaxe_git_failed", message)])
+            if response.pickaxe.unchecked:
+                _add_warnings(data, [(
+                    "pickaxe_incomplete",
+                    f"{response.pickaxe.unchecked} commit(s) with a cut diff could not be "
+                    "checked with git log -S; they are left out")])
+        self.annotate_refs(data["results"], compact=options.detail == "compact")
+        data, kept = self.finish(data, options=options, query=query)
+        ranking = _pinned(response, self.searcher.store.conn)
+        pin_id: list[str] = []
+
+        def cursor(n: int) -> str | None:
+            if n >= len(ranking):
+                return None
+            if not pin_id:
+                meta = {k: data.get(k) for k in ("query", "requested_mode", "effective_mode",
+                                                 "embedded_fraction")}
+                pin_id.append(self.cursors.pin(ranking, digest, meta))
+                self._cursor_note(data)
+            return make_cursor(pin_id[0], n)
+
+        return _with_cursor(data, kept, cursor, options)
+
+    def _store_notes(self) -> list[tuple[str, str]]:
+        """``index_read_only`` when the index could only be opened read-only (surfaces' note;
+        read after the search, so bad arguments are refused before the index is opened)."""
+        if self.searcher.store.read_only:
+            return [("index_read_only", read_only_note(self.searcher.workspace.db_path))]
+        return []
+
+    def _cursor_note(self, data: dict[str, Any]) -> None:
+        if not self.cursors.persistent:
+            _add_warnings(data, [(
+                "cursor_in_memory",
+                "the index directory is not writable: next_cursor works only within this "
+                "process (the MCP server), not from another command")])
+
+    def _page(self, query: str, top_n: int, digest: str, options: AnswerOptions,
+              extra_warnings: list[tuple[str, str]] | None) -> dict[str, Any]:
+        assert options.cursor is not None
+        pin, offset = self.cursors.get(options.cursor, digest)
+        entries = pin.hits[offset:offset + top_n]
+        store = self.searcher.store
+        conn = store.conn
+        from gitquarry.history.search import _index_warnings, _result, hydrate
+
+        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        ids: dict[str, int] = {}
+        hashes = [e.hash for e in entries]
+        if hashes:
+            ids = {h: int(i) for h, i in conn.execute(
+                f"SELECT hash, id FROM git_commits WHERE hash IN ({','.join('?' * len(hashes))})",
+                hashes)}
+        rows = hydrate(conn, list(ids.values()))
+        results: list[CommitResult] = []
+        gone: list[str] = []
+        for e in entries:
+            cid = ids.get(e.hash)
+            if cid is None or cid not in rows:
+                gone.append(e.hash)
+                continue
+            results.append(_result(rows[cid], e.score, lexical_rank=e.lexical_rank,
+                                   semantic_rank=e.semantic_rank, bm25=e.bm25,
+                                   similarity=e.similarity))
+        warnings = _index_warnings(conn, total)
+        response = GitSearchResponse(
+            results=results, query=pin.meta.get("query") or query,
+            total_commits_indexed=total,
+            requested_mode=pin.meta.get("requested_mode") or "lexical",
+            effective_mode=pin.meta.get("effective_mode") or "lexical",
+            embedded_fraction=pin.meta.get("embedded_fraction") or 0.0, warnings=warnings)
+        data = response.to_dict(explain=options.explain)
+        _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
+        if gone:
+            _add_warnings(data, [(
+                "cursor_commits_gone",
+                f"{len(gone)} commit(s) of this page left the index since the search "
+                f"(history rewritten and pruned): {', '.join(h[:12] for h in gone[:5])}")])
+        data = bound_history_response(data)
+        self.annotate_refs(data["results"], compact=options.detail == "compact")
+        data, kept = self.finish(data, options=options, query=query)
+        page_hashes = [r.hash for r in results]
+        data["cursor_offset"] = offset
+        pin_id = options.cursor.strip().split(".")[0]
+
+        def cursor(n: int) -> str | None:
+            # the page's gone commits count as returned: the cursor moves past them
+            end = offset + _consumed(entries, page_hashes[:n], gone)
+            return make_cursor(pin_id, end) if end < len(pin.hits) else None
+
+        return _with_cursor(data, kept, cursor, options)
+
+
+def _consumed(entries: list[PinnedHit], kept: list[str], gone: list[str]) -> int:
+    """How many of ``entries`` (in order) the page used up: up to the last kept one, plus
+    gone commits before the first dropped one."""
+    kept_set, gone_set = set(kept), set(gone)
+    n = 0
+    for e in entries:
+        if e.hash in kept_set or e.hash in gone_set:
+            n += 1
+        else:
+            break
+    return n
+
+
+def _pinned(response: GitSearchResponse, conn: sqlite3.Connection) -> list[PinnedHit]:
+    hits = [PinnedHit(r.hash, r.score, r.lexical_rank, r.semantic_rank, r.bm25, r.similarity)
+            for r in response.results]
+    if response.more:
+        ids = [h.commit_id for h in response.more]
+        hashes = dict(conn.execute(
+            f"SELECT id, hash FROM git_commits WHERE id IN ({','.join('?' * len(ids))})", ids))
+        hits += [PinnedHit(hashes[h.commit_id], h.score, h.lexical_rank, h.semantic_rank,
+                           h.bm25, h.similarity) for h in response.more if h.commit_id in hashes]
+    return hits
+
+
+def _add_warnings(data: dict[str, Any], items: list[tuple[str, str]] | None) -> None:
+    for code, message in items or []:
+        data.setdefault("warnings", []).append(message)
+        data.setdefault("warning_details", []).append({"code": code, "message": message})
+
+
+def _with_cursor(data: dict[str, Any], kept: int, cursor: Any,
+                 options: AnswerOptions) -> dict[str, Any]:
+    """Set ``next_cursor`` for ``kept`` results. With a budget, a last check that the
+    finished response (cursor and notes included) fits: ``RESERVE_TOKENS`` normally covers
+    them; if not, results are dropped from the end and the cursor moves back with them."""
+    while True:
+        data["next_cursor"] = cursor(kept)
+        if options.max_tokens is None or kept == 0 or json_tokens(data) <= options.max_tokens:
+            return data
+        kept -= 1
+        data["results"] = data["results"][:kept]
+        data["truncated"]["results_dropped"] += 1

@@ -1,0 +1,179 @@
+"""Pinned rankings behind ``next_cursor``: paging that never repeats or skips a commit.
+
+A search that returns fewer commits than its ranking holds (``top_n`` reached, or a token
+budget dropped some) pins the ranking: the ordered commits (hash, score, ranks) and the
+response's facts (mode, totals) are stored under a random id, and ``next_cursor`` is
+``<id>.<offset>``. A later call with that cursor returns the next commits of the *same*
+ranking, whatever was indexed in between (new commits, new vectors, moved refs): the ranking
+is read from the pin, only the commits' data is read from the index. So pages never hold a
+commit twice and never skip one. A pinned commit that left the index since (a force-push
+pruned it) is skipped with a ``cursor_commits_gone`` warning. Calling the same cursor twice
+returns the same page (retries are safe).
+
+Pins live in ``<index_dir>/cursors.db`` (its own SQLite file: the index is never written by
+a search), shared by the CLI and the MCP server, for ``CURSOR_TTL_S`` seconds; at most
+``MAX_PINS`` are kept. Where that file cannot be written (a read-only index directory) pins
+live in the process's memory instead (good for one MCP server; the CLI then says so). An
+unknown, evicted or expired cursor raises ``CursorExpiredError``; a cursor used with other
+search arguments than it was made for raises ``InvalidArgumentError``.
+
+The ranking pinned is the search's final ranking (after the result pipeline: copies
+collapsed, near-duplicates removed, merges folded), ``max(4 x top_n, 50)`` results long
+(``history.answers.pin_depth``), so a cursor pages through at most that many commits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from gitquarry.errors import CursorExpiredError, InvalidArgumentError
+
+#: seconds a pinned ranking is kept
+CURSOR_TTL_S = 3600
+#: pins kept at most (oldest evicted first)
+MAX_PINS = 2000
+#: commits a pin holds at most
+MAX_PINNED = 800
+FILE_NAME = "cursors.db"
+_CURSOR = re.compile(r"([A-Za-z0-9_-]{16})\.(\d{1,6})")
+
+
+@dataclass(frozen=True)
+class PinnedHit:
+    """One commit of a pinned ranking: its hash and the ranking facts of the first call."""
+
+    hash: str
+    score: float
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+    bm25: float | None = None
+    similarity: float | None = None
+
+
+@dataclass
+class Pin:
+    """A pinned ranking: ``hits`` in order, ``params`` the digest of the search arguments,
+    ``meta`` the first response's facts (``total_commits_indexed``, modes, ...)."""
+
+    hits: list[PinnedHit]
+    params: str
+    meta: dict[str, Any]
+    created_at: float
+
+
+def params_digest(params: dict[str, Any]) -> str:
+    """A digest of the search arguments that define a ranking (query, filters, mode)."""
+    text = json.dumps(params, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def parse_cursor(cursor: str) -> tuple[str, int]:
+    """(pin id, offset) of ``cursor``. :raises InvalidArgumentError: not a cursor."""
+    found = _CURSOR.fullmatch(cursor.strip()) if isinstance(cursor, str) else None
+    if found is None:
+        raise InvalidArgumentError(
+            "cursor", f"{str(cursor)[:80]!r} is not a cursor (pass next_cursor exactly as given)"
+        )
+    return found.group(1), int(found.group(2))
+
+
+class CursorStore:
+    """Pinned rankings of one index (see the module docstring). Thread-safe."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.path = index_dir / FILE_NAME
+        self._lock = threading.Lock()
+        self._memory: dict[str, Pin] = {}
+        self._conn: sqlite3.Connection | None = None
+        self.persistent = True
+        try:
+            conn = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS pins (id TEXT PRIMARY KEY, created_at REAL NOT NULL, "
+                "params TEXT NOT NULL, meta TEXT NOT NULL, hits TEXT NOT NULL)"
+            )
+            conn.commit()
+            self._conn = conn
+        except (sqlite3.Error, OSError):
+            self.persistent = False
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def pin(self, hits: list[PinnedHit], params: str, meta: dict[str, Any]) -> str:
+        """Store a ranking; returns its id."""
+        pin_id = secrets.token_urlsafe(12)[:16]
+        now = time.time()
+        hits = hits[:MAX_PINNED]
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.execute(
+                        "INSERT INTO pins VALUES (?, ?, ?, ?, ?)",
+                        (pin_id, now, params, json.dumps(meta),
+                         json.dumps([list(asdict(h).values()) for h in hits])),
+                    )
+                    self._conn.execute("DELETE FROM pins WHERE created_at < ?",
+                                       (now - CURSOR_TTL_S,))
+                    self._conn.execute(
+                        "DELETE FROM pins WHERE id NOT IN "
+                        "(SELECT id FROM pins ORDER BY created_at DESC LIMIT ?)", (MAX_PINS,))
+                    self._conn.commit()
+                    return pin_id
+                except sqlite3.Error:
+                    self.persistent = False
+                    self._conn = None
+            self._memory[pin_id] = Pin(hits, params, meta, now)
+            for old in [k for k, p in self._memory.items() if p.created_at < now - CURSOR_TTL_S]:
+                del self._memory[old]
+            while len(self._memory) > MAX_PINS:
+                del self._memory[next(iter(self._memory))]
+        return pin_id
+
+    def get(self, cursor: str, params: str) -> tuple[Pin, int]:
+        """The pin and offset ``cursor`` names.
+
+        :raises InvalidArgumentError: not a cursor, or made for other search arguments.
+        :raises CursorExpiredError: unknown, evicted or older than ``CURSOR_TTL_S``.
+        """
+        pin_id, offset = parse_cursor(cursor)
+        pin: Pin | None = None
+        with self._lock:
+            if pin_id in self._memory:
+                pin = self._memory[pin_id]
+            elif self._conn is not None:
+                try:
+                    row = self._conn.execute(
+                        "SELECT created_at, params, meta, hits FROM pins WHERE id = ?", (pin_id,)
+                    ).fetchone()
+                except sqlite3.Error:
+                    row = None
+                if row is not None:
+                    pin = Pin([PinnedHit(*h) for h in json.loads(row[3])], row[1],
+                              json.loads(row[2]), float(row[0]))
+        if pin is None:
+            raise CursorExpiredError(cursor, "no such ranking is kept any more")
+        if pin.created_at < time.time() - CURSOR_TTL_S:
+            raise CursorExpiredError(cursor, f"rankings are kept for {CURSOR_TTL_S // 60} minutes")
+        if pin.params != params:
+            raise InvalidArgumentError(
+                "cursor", "it was made for another search: pass the same query and filters "
+                "(detail, max_tokens and top_n may change)")
+        if offset > len(pin.hits):
+            raise InvalidArgumentError("cursor", "its offset lies past the end of the ranking")
+        return pin, offset
+
+
+def make_cursor(pin_id: str, offset: int) -> str:
+    return f"{pin_id}.{offset}"
