@@ -120,6 +120,8 @@ FILTERS = {
     "narrow window (0.1 %)": {"after": T + 1000 * HOUR, "before": T + 1001 * HOUR},
     "window of 2 zephyr commits": {"after": T + 360 * HOUR, "before": T + 1100 * HOUR},
     "broad window (60 %)": {"after": T + 800 * HOUR},
+    "very broad window (90 %)": {"after": T + 200 * HOUR},
+    "very broad window, few matches": {"before": T + 1950 * HOUR},
     "old half": {"before": T + 1050 * HOUR},
     "narrow glob (0.1 %)": {"files_glob": "special/*.txt"},
     "broad glob": {"files_glob": "src/**/*.py"},
