@@ -29,7 +29,8 @@ FILLER = ["parser", "cache", "render", "socket", "config", "loader", "widget", "
 def _commit(i: int, rng: random.Random) -> FastCommit:
     """Commit ``i``: Alice authors 300 of 2,100, Bob most of the rest (62 %), Carol a few.
     ``common`` is in 60 % of commits (title, body or diff), ``blueprints`` in 30 % but only in
-    diffs, ``frequent`` in 15 %, ``zephyr`` in 6 and ``quasar`` in 2 (diff only)."""
+    diffs, ``frequent`` in 15 %, ``loadUserProfile`` in 5 % (diff), ``zephyr`` in 6 and
+    ``quasar`` in 2 (diff only)."""
     author = ALICE if i % 7 == 3 else BOB if rng.random() < 0.73 else CAROL
     words = rng.sample(FILLER, 3)
     title_words = list(words[:2])
@@ -47,6 +48,8 @@ def _commit(i: int, rng: random.Random) -> FastCommit:
         diff_words.append("blueprints")
     if rng.random() < 0.15:
         body += " frequent"
+    if rng.random() < 0.05:
+        diff_words.append("loadUserProfile")
     if i % 350 == 17:
         title_words.append("zephyr")
     if i in (400, 1900):
@@ -142,6 +145,8 @@ QUERIES = [
     "common bob",               # both in most commits
     "zephyr quasar nothinghere",
     "parser cache render",
+    "loadUserProfile common",   # an expanded word next to others
+    "profile bob",
 ]
 
 
