@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from gitquarry.retrieval.filters import compile_glob
 
 Hits = list[tuple[int, float]]
+#: A ranker's hit: a tuple whose first item is the commit id (the rest is the ranker's own).
+H = TypeVar("H", bound=tuple[Any, ...])
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,7 @@ BROAD_GLOB_PATH_FRACTION = 0.25
 POST_FILTER_FACTOR = 2
 
 
-def post_filter_prefix(wide: Hits, asked: int, kept: set[int], need: int) -> Hits | None:
+def post_filter_prefix(wide: Sequence[H], asked: int, kept: set[int], need: int) -> list[H] | None:
     """``wide`` (the first ``asked`` hits of a ranking, or all of them when shorter) without
     the hits outside ``kept``, order kept; None when that leaves fewer than ``need`` while the
     ranking may go on past ``wide`` (the caller must then filter inside the ranking).
@@ -143,15 +146,15 @@ class GlobCandidates:
             )
         return kept
 
-    def post_filter(self, wide: Hits, asked: int, limit: int, need: int) -> Hits | None:
+    def post_filter(self, wide: Sequence[H], asked: int, limit: int, need: int) -> list[H] | None:
         """``post_filter_prefix`` of ``wide`` under the glob, at most ``limit`` hits."""
-        hits = post_filter_prefix(wide, asked, self.keep([cid for cid, _ in wide]), need)
+        hits = post_filter_prefix(wide, asked, self.keep([hit[0] for hit in wide]), need)
         return None if hits is None else hits[:limit]
 
 
 def rank_with_glob(
-    rank: Callable[[int, bool], Hits], glob: GlobCandidates | None, limit: int, need: int
-) -> Hits:
+    rank: Callable[[int, bool], list[H]], glob: GlobCandidates | None, limit: int, need: int
+) -> list[H]:
     """Run ``rank(n, materialized)`` under ``glob``: a prefix of the glob-filtered ranking
     holding at least ``min(need, matches)`` and at most ``limit`` hits (``limit`` exactly when
     ``need == limit`` and that many commits match)."""

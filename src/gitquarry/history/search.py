@@ -23,12 +23,13 @@ from gitquarry.history.candidates import (
     Hits,
     rank_with_glob,
 )
-from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k
+from gitquarry.history.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
 from gitquarry.history.models import CommitResult, GitSearchResponse, Warning_
 from gitquarry.history.pipeline import candidates, copies, merge_folder
+from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
-from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.retrieval.fusion import rrf_fuse
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
@@ -85,6 +86,30 @@ def _label(conn: sqlite3.Connection, known: dict[int, str], commit_id: int) -> s
         row = conn.execute("SELECT hash FROM git_commits WHERE id = ?", (commit_id,)).fetchone()
         known[commit_id] = row[0] if row else str(commit_id)
     return known[commit_id]
+
+
+def _score_candidates(
+    fused: list[tuple[int, float]],
+    effective: str,
+    lexical: list[LexicalHit],
+    semantic_hits: Hits,
+    weights: list[float],
+    rrf_k: int,
+    upper: float,
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """Each fused candidate's ``score`` in ``effective`` mode (``history.scores``; ``upper``
+    is the query's ``bm25_upper_bound``), in fused order, and every lexical hit's lexical
+    score (the evidence hybrid results carry)."""
+    lexical_scores = {
+        hit.id: round(lexical_score(hit.bm25, upper, hit.every), 6) for hit in lexical
+    }
+    similarity = dict(semantic_hits)
+    scored = [
+        (cid, result_score(effective, value, weights, rrf_k, lexical_scores.get(cid),
+                           similarity.get(cid)))
+        for cid, value in fused
+    ]
+    return scored, lexical_scores
 
 
 def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
@@ -203,6 +228,7 @@ def search_git_history(
         try:
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
             settings = pipeline if pipeline is not None else PipelineSettings()
+            upper: float | None = None  # the query's largest possible BM25, once needed
             passes = 0
             while True:  # another pass only when the pipeline used up the candidates
                 pass_warnings: list[Warning_] = []
@@ -212,7 +238,9 @@ def search_git_history(
                 # (on a later pass, all ``limit``: the pipeline removed some).
                 need = top_n if (mode == "lexical" or semantic is None) and passes == 1 else limit
 
-                def lexical_rank(n: int, materialized: bool, need: int = need) -> Hits:
+                def lexical_rank(
+                    n: int, materialized: bool, need: int = need
+                ) -> list[LexicalHit]:
                     return lexical_top_k(
                         conn, query, filters, n, has_glob=materialized, total_docs=total,
                         need=need,
@@ -228,7 +256,7 @@ def search_git_history(
                         conn, query, filters, semantic_asked, has_glob=glob is not None
                         and not semantic_post
                     )
-                lexical: Hits = (
+                lexical: list[LexicalHit] = (
                     rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
                 )
                 if not fts5_match_expression(query) and mode == "lexical":
@@ -270,13 +298,17 @@ def search_git_history(
                     rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
                     weights = [semantic_weight]
                 elif effective == "hybrid":
-                    rankings = [[i for i, _ in lexical], [i for i, _ in semantic_hits]]
+                    rankings = [[hit.id for hit in lexical], [i for i, _ in semantic_hits]]
                     weights = [lexical_weight, semantic_weight]
                 else:
-                    rankings = [[i for i, _ in lexical]]
+                    rankings = [[hit.id for hit in lexical]]
                     weights = [lexical_weight]
                 fused = rrf_fuse(rankings, weights, k=rrf_k)
-                scored = [(cid, normalise_rrf(v, weights, k=rrf_k)) for cid, v in fused]
+                if upper is None and lexical and effective != "semantic":
+                    upper = bm25_upper_bound(conn, query, total)
+                scored, lex_scores = _score_candidates(
+                    fused, effective, lexical, semantic_hits, weights, rrf_k, upper or 0.0
+                )
                 vectors_ns = (
                     getattr(semantic, "namespace_id", None)
                     if effective != "lexical" and (settings.dedup_enabled or settings.mmr_enabled)
@@ -300,8 +332,8 @@ def search_git_history(
                 warnings.extend(_patch_id_warnings(conn))
             rows = hydrate(conn, [c.key for c in outcome.results])
             found = copies(conn, outcome, collapse=settings.collapse)
-            lex_rank = {cid: n for n, (cid, _) in enumerate(lexical, start=1)}
-            lex_score = dict(lexical)
+            lex_rank = {hit.id: n for n, hit in enumerate(lexical, start=1)}
+            lex_bm25 = {hit.id: hit.bm25 for hit in lexical}
             sem_rank = {cid: n for n, (cid, _) in enumerate(semantic_hits, start=1)}
             sem_score = dict(semantic_hits)
             by_id = {cid: rows[cid]["hash"] for cid in rows}
@@ -311,7 +343,8 @@ def search_git_history(
                     c.score,
                     lexical_rank=lex_rank.get(c.key),
                     semantic_rank=sem_rank.get(c.key),
-                    bm25=lex_score.get(c.key),
+                    bm25=lex_bm25.get(c.key),
+                    lexical_score=lex_scores.get(c.key),
                     similarity=sem_score.get(c.key),
                     copies=found.get(c.key, ([], 0))[0],
                     copies_omitted=found.get(c.key, ([], 0))[1],
