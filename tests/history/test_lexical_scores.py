@@ -33,7 +33,8 @@ def scored(tmp_path_factory):
         ),
     }
     for n in range(12):
-        repo.commit({f"f{n}.txt": f"filler {n}\n"}, f"Unrelated change {n}", BASE_TIME + (3 + n) * DAY)
+        when = BASE_TIME + (3 + n) * DAY
+        repo.commit({f"f{n}.txt": f"filler {n}\n"}, f"Unrelated change {n}", when)
     indexer = Indexer(ws)
     indexer.run()
     return hashes, indexer
@@ -100,7 +101,7 @@ def test_scores_in_unit_interval_and_sorted(scored):
 
 
 def test_explain_shows_rank_bm25_and_lexical_score(scored, cli):
-    hashes, indexer = scored
+    _, indexer = scored
     code, out, _ = cli("history", "session timeout", "--project", str(indexer.root),
                        "--mode", "lexical", "--explain")
     assert code == 0
