@@ -106,3 +106,11 @@ def test_explain_shows_rank_bm25_and_lexical_score(scored, cli):
                        "--mode", "lexical", "--explain")
     assert code == 0
     assert "bm25 rank 1 (bm25 -" in out and "lexical score 0." in out
+
+
+def test_idf_never_fails_on_inconsistent_counts():
+    from gitquarry.history.scores import IDF_FLOOR, fts5_idf
+
+    assert fts5_idf(10, 12) == IDF_FLOOR
+    assert fts5_idf(0, 0) == IDF_FLOOR
+    assert fts5_idf(100, 1) > 4

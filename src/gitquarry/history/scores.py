@@ -35,7 +35,10 @@ IDF_FLOOR = 1e-6
 
 
 def fts5_idf(rows: int, hits: int) -> float:
-    """FTS5's IDF of a phrase found in ``hits`` of ``rows`` rows."""
+    """FTS5's IDF of a phrase found in ``hits`` of ``rows`` rows (the floor when ``hits`` is
+    at least ``rows``, which a consistent snapshot never shows but a caller may pass)."""
+    if hits >= rows:
+        return IDF_FLOOR
     idf = math.log((rows - hits + 0.5) / (hits + 0.5))
     return idf if idf > 0 else IDF_FLOOR
 

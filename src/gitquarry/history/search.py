@@ -210,22 +210,26 @@ def search_git_history(
     filters = Filters(files_glob=files_glob, after=after, before=before)
     conn = store.conn
     warnings: list[Warning_] = []
+    # One read transaction: every statement of the search sees the same snapshot, so the AND
+    # and OR passes, the counts behind scores and hydration agree while an index run writes.
+    own_transaction = not conn.in_transaction
     try:
         require_commit_fts(store)
-        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-        warnings.extend(_index_warnings(conn, total))
-        if not query or not query.strip():
-            log.warning("empty query")
-            warnings.append(Warning_(code="empty_query", message="the query is empty"))
-            return GitSearchResponse(
-                results=[], query=query, total_commits_indexed=total, requested_mode=mode,
-                effective_mode="lexical", warnings=warnings,
-            )
-        glob: GlobCandidates | None = None
-        if files_glob is not None:
+        if own_transaction:
             conn.execute("BEGIN")
-            glob = GlobCandidates(conn, files_glob)
         try:
+            total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+            warnings.extend(_index_warnings(conn, total))
+            if not query or not query.strip():
+                log.warning("empty query")
+                warnings.append(Warning_(code="empty_query", message="the query is empty"))
+                return GitSearchResponse(
+                    results=[], query=query, total_commits_indexed=total, requested_mode=mode,
+                    effective_mode="lexical", warnings=warnings,
+                )
+            glob: GlobCandidates | None = None
+            if files_glob is not None:
+                glob = GlobCandidates(conn, files_glob)
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
             settings = pipeline if pipeline is not None else PipelineSettings()
             upper: float | None = None  # the query's largest possible BM25, once needed
@@ -355,7 +359,7 @@ def search_git_history(
             ]
             summary = outcome.summary(label=lambda k: _label(conn, by_id, k))
         finally:
-            if glob is not None:
+            if own_transaction and conn.in_transaction:
                 conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as exc:
         raise translate_sqlite_error(store.path, exc) from exc
