@@ -33,6 +33,7 @@ from gitquarry.retrieval.fusion import rrf_fuse
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
+from gitquarry.store.compression import inflate_text
 from gitquarry.store.connection import translate_sqlite_error
 
 __all__ = ["BM25_WEIGHTS", "Filters", "search_git_history", "validate_request"]
@@ -70,7 +71,7 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
         timestamp=int(row["timestamp"]),
         message=row["message"],
         files_changed=json.loads(row["files_changed"]),
-        delta_truncated=row["delta_truncated"],
+        delta_truncated=inflate_text(row["delta_truncated"]),
         score=round(score, 6),
         repo_path=row["repo_path"] or "",
         author_time=int(row["author_time"]),
