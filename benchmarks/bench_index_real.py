@@ -41,13 +41,15 @@ def main(argv: list[str] | None = None) -> int:
 
     git_dir = args.repo / ".git" if (args.repo / ".git").is_dir() else args.repo
     load_before = os.getloadavg()
-    r0s, r0c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    r0s = resource.getrusage(resource.RUSAGE_SELF)
+    r0c = resource.getrusage(resource.RUSAGE_CHILDREN)
     store = open_store(args.db)
     t = time.perf_counter()
     report = index_workspace(args.repo, store, Config())
     wall = time.perf_counter() - t
     store.close()
-    r1s, r1c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    r1s = resource.getrusage(resource.RUSAGE_SELF)
+    r1c = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_after = os.getloadavg()
     conn = sqlite3.connect(args.db)
     conn.execute("VACUUM")
