@@ -72,7 +72,8 @@ def pipeline_vs_raw(db: Path, n_texts: int, rounds: int) -> dict:
     embedder.embed(["warm up"])
     load_s = time.monotonic() - t0
     rows = store.conn.execute(
-        "SELECT id, title, message, author, committer, files_changed, delta_truncated "
+        "SELECT id, title, message, author, committer, files_changed, "
+        "gq_inflate(delta_truncated) AS delta_truncated "
         "FROM git_commits ORDER BY id LIMIT ?", (n_texts,)
     ).fetchall()
     fmt = default_format()

@@ -188,3 +188,39 @@ def test_version_with_v_ranks_the_exact_form_first():
         [(1, index_text("tag 2.0.1 now")), (2, index_text("tag v2.0.1 now"))],
     )
     assert hits(conn, "v2.0.1") == [2, 1]
+
+
+TRICKY_WORDS = [
+    "raise", "parseConfigFile", "HttpAdapter.py", "数据库", "v2.0.1", "3.0.0", "NEAR(a", "OR",
+    "AND", "NOT", '"quoted"', "col:", "*", "C++", "foo.bar", "getHTTPResponse", "修复Bug",
+    "-x", "(", "^start", "don't", "ÉtéParser", "データ", "x_y", "a\x00b",
+]
+
+
+def test_every_combination_of_tricky_words_is_a_valid_expression(fts):
+    """Any sequence of words, expanded or not, in any position, gives an expression FTS5
+    accepts in both operators (an implicit AND next to a parenthesised group once did not)."""
+    import itertools
+    import random
+
+    rng = random.Random(7)
+    combos = [list(p) for p in itertools.permutations(TRICKY_WORDS[:6], 2)]
+    combos += [rng.sample(TRICKY_WORDS, rng.randint(1, 6)) for _ in range(300)]
+    for words in combos:
+        for operator in ("AND", "OR"):
+            if fts5_match_expression(" ".join(words), operator):  # "": nothing to run
+                hits(fts, " ".join(words), operator)  # raises on a syntax error
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("parseConfigFile stream", [4]),
+        ("stream parseConfigFile", [4]),
+        ("release v2.0.1", [7]),
+        ("数据库 超时", [1]),
+        ("Rename HttpAdapter.py", [6]),
+    ],
+)
+def test_expanded_words_combine_with_others(fts, query, expected):
+    assert hits(fts, query) == expected

@@ -20,6 +20,7 @@ import pytest
 from gitquarry.config import Config, load_config
 from gitquarry.history.indexer import IndexReport, index_workspace
 from gitquarry.store import Store, open_store
+from gitquarry.store.compression import inflate_text
 
 #: 2024-01-01T00:00:00Z; default commit dates count up from here, one minute apart.
 BASE_TIME = 1_704_067_200
@@ -259,7 +260,7 @@ class Indexer:
                 "SELECT * FROM git_commits WHERE hash = ?", (commit,)
             ).fetchone()
             assert row is not None, f"commit {commit} is not indexed"
-            return dict(row)
+            return {**dict(row), "delta_truncated": inflate_text(row["delta_truncated"])}
 
 
 @pytest.fixture

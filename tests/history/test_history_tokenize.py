@@ -10,6 +10,7 @@ import pytest
 
 from gitquarry.history.search import search_git_history
 from gitquarry.store import open_store
+from gitquarry.store.compression import register_functions as register_compression
 from gitquarry.store.migrations import run_script
 from gitquarry.store.schema.history import _COMMIT_FTS_DDL_V1
 
@@ -106,17 +107,21 @@ def test_cli_finds_the_issue_inputs(indexed, cli):
 
 
 def _downgrade_to_v1(db_path) -> None:
-    """Make ``db_path`` look like an index written before tokenisation v2: the old
-    external-content FTS5 table over raw text, and migration 0004 not recorded."""
+    """Make ``db_path`` look like an index written before tokenisation v2: diffs stored as
+    text, the old external-content FTS5 table over raw text, and migrations 0004 and 0007 not
+    recorded."""
     conn = sqlite3.connect(db_path, isolation_level=None)
+    register_compression(conn)
     conn.execute("BEGIN")
     for trigger in ("git_commits_ad", "git_commits_au"):
         conn.execute(f"DROP TRIGGER {trigger}")
+    conn.execute("UPDATE git_commits SET delta_truncated = gq_inflate(delta_truncated)")
     conn.execute("DROP TABLE commit_fts")
     run_script(conn, _COMMIT_FTS_DDL_V1)
     conn.execute("DROP TRIGGER git_commits_ai")
     conn.execute("INSERT INTO commit_fts (commit_fts) VALUES ('rebuild')")
-    conn.execute("DELETE FROM _migrations WHERE name = 'history_0004_tokenize_v2'")
+    conn.execute("DELETE FROM _migrations WHERE name IN "
+                 "('history_0004_tokenize_v2', 'history_0007_compact_diffs')")
     count = conn.execute("SELECT count(*) FROM _migrations").fetchone()[0]
     conn.execute(f"PRAGMA user_version = {count}")
     conn.execute("COMMIT")
@@ -137,8 +142,13 @@ def test_old_index_is_rebuilt_on_open(make_repo, indexer):
     assert found(indexer, "config") == [camel]
     with indexer.open() as store:
         names = [r[0] for r in store.conn.execute("SELECT name FROM _migrations")]
-        assert "history_0004_tokenize_v2" in names
+        assert {"history_0004_tokenize_v2", "history_0007_compact_diffs"} <= set(names)
         assert store.conn.execute("SELECT count(*) FROM commit_fts").fetchone()[0] == 2
+        kinds = {r[0] for r in store.conn.execute(
+            "SELECT typeof(delta_truncated) FROM git_commits")}
+        assert kinds == {"blob"}  # diffs compressed by migration 0007
+    assert indexer.row(zh)["delta_truncated"] == repo.show(zh)
+    assert found(indexer, "a.txt") == [zh]  # paths found through files_changed
 
 
 def test_delete_and_update_triggers_keep_the_index_exact(make_repo, indexer):

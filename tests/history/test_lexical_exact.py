@@ -29,7 +29,8 @@ FILLER = ["parser", "cache", "render", "socket", "config", "loader", "widget", "
 def _commit(i: int, rng: random.Random) -> FastCommit:
     """Commit ``i``: Alice authors 300 of 2,100, Bob most of the rest (62 %), Carol a few.
     ``common`` is in 60 % of commits (title, body or diff), ``blueprints`` in 30 % but only in
-    diffs, ``frequent`` in 15 %, ``zephyr`` in 6 and ``quasar`` in 2 (diff only)."""
+    diffs, ``frequent`` in 15 %, ``loadUserProfile`` in 5 % (diff), ``zephyr`` in 6 and
+    ``quasar`` in 2 (diff only)."""
     author = ALICE if i % 7 == 3 else BOB if rng.random() < 0.73 else CAROL
     words = rng.sample(FILLER, 3)
     title_words = list(words[:2])
@@ -47,6 +48,8 @@ def _commit(i: int, rng: random.Random) -> FastCommit:
         diff_words.append("blueprints")
     if rng.random() < 0.15:
         body += " frequent"
+    if rng.random() < 0.05:
+        diff_words.append("loadUserProfile")
     if i % 350 == 17:
         title_words.append("zephyr")
     if i in (400, 1900):
@@ -120,6 +123,8 @@ FILTERS = {
     "narrow window (0.1 %)": {"after": T + 1000 * HOUR, "before": T + 1001 * HOUR},
     "window of 2 zephyr commits": {"after": T + 360 * HOUR, "before": T + 1100 * HOUR},
     "broad window (60 %)": {"after": T + 800 * HOUR},
+    "very broad window (90 %)": {"after": T + 200 * HOUR},
+    "very broad window, few matches": {"before": T + 1950 * HOUR},
     "old half": {"before": T + 1050 * HOUR},
     "narrow glob (0.1 %)": {"files_glob": "special/*.txt"},
     "broad glob": {"files_glob": "src/**/*.py"},
@@ -140,6 +145,8 @@ QUERIES = [
     "common bob",               # both in most commits
     "zephyr quasar nothinghere",
     "parser cache render",
+    "loadUserProfile common",   # an expanded word next to others
+    "profile bob",
 ]
 
 

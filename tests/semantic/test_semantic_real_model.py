@@ -69,7 +69,8 @@ def test_explain_output_shows_bm25_and_vector_ranks(
     assert lines[0].startswith(" 1. " + hashes[SAMESITE_TITLE][:10])
     assert lines[0].endswith(SAMESITE_TITLE)
     assert re.fullmatch(
-        r"\s+bm25 rank (\d+|-) \(bm25 (-?[0-9.e+-]+|-)\), vector rank \d+ \(cosine -?\d\.\d{3}\)",
+        r"\s+bm25 rank (\d+|-) \(bm25 (-?[0-9.e+-]+(, lexical score \d\.\d{3})?|-)\), "
+        r"vector rank \d+ \(cosine -?\d\.\d{3}\)",
         lines[2],
     ), lines[2]
     assert "mode hybrid" in err

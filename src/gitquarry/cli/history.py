@@ -69,6 +69,8 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
                         if len(r.copies) > 5 else more))
     if explain:
         bm25 = f"{r.bm25:.4g}" if r.bm25 is not None else "-"
+        if r.lexical_score is not None:
+            bm25 += f", lexical score {r.lexical_score:.3f}"
         sim = f"{r.similarity:.3f}" if r.similarity is not None else "-"
         lines.append(
             f"    bm25 rank {r.lexical_rank or '-'} (bm25 {bm25}), "
@@ -233,8 +235,9 @@ def register(app: typer.Typer) -> None:
                          "of a previous --json answer (same query and filters)."),
         ] = None,
         explain: Annotated[
-            bool, typer.Option("--explain", help="Show BM25 rank, vector rank, similarity and "
-                               "what the result pipeline moved or removed.")
+            bool, typer.Option("--explain", help="Show each ranker's rank and raw score "
+                               "(BM25 and lexical score, cosine) and what the result pipeline "
+                               "moved or removed.")
         ] = False,
         no_collapse: Annotated[
             bool, typer.Option("--no-collapse", help="Show each copy of a change "

@@ -141,7 +141,8 @@ def embed_pending(
         by_id = {
             int(r["id"]): r
             for r in conn.execute(
-                "SELECT id, title, message, author, committer, files_changed, delta_truncated "
+                "SELECT id, title, message, author, committer, files_changed, "
+                "gq_inflate(delta_truncated) AS delta_truncated "
                 f"FROM git_commits WHERE id IN ({marks})",
                 ids,
             )

@@ -65,6 +65,7 @@ from gitquarry.history.report import (
 )
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
+from gitquarry.store.compression import compress_text
 from gitquarry.store.schema.history import COMMIT_FTS_INSERT_SQL
 
 __all__ = [
@@ -545,7 +546,7 @@ def _insert_commits(
                 commit.title,
                 commit.message,
                 json.dumps(commit.files, ensure_ascii=False),
-                commit.delta,
+                compress_text(commit.delta),
                 now,
                 commit.author_time,
                 " ".join(commit.parents),
@@ -593,7 +594,7 @@ def _replace_commit(
         "is_merge = ?, complete = 1, patch_id = ? WHERE id = ?",
         (
             json.dumps(commit.files, ensure_ascii=False),
-            commit.delta,
+            compress_text(commit.delta),
             " ".join(commit.parents),
             int(len(commit.parents) > 1),
             commit.patch_id,

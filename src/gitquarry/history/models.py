@@ -11,9 +11,13 @@ class CommitResult:
     """One commit in a search response (the seed's ``CommitResult`` plus debug fields).
 
     ``timestamp`` is the committer time, Unix seconds UTC. ``message`` is the body without the
-    title. ``score`` is in [0, 1], higher is better, sorted descending. ``lexical_rank`` /
+    title. ``score`` is in [0, 1], higher is better, sorted descending; what it is in each
+    mode is defined in ``gitquarry.history.scores`` (lexical: 0.5 for holding every query word
+    plus 0.5 × BM25 / the query's largest possible BM25; semantic: cosine similarity; hybrid:
+    the RRF fused score over its maximum). Evidence (``explain``): ``lexical_rank`` /
     ``semantic_rank`` are 1-based ranks in each list (None: not in that list); ``bm25`` is
-    SQLite's bm25() value (lower is better); ``similarity`` the cosine similarity.
+    SQLite's bm25() value (lower is better); ``lexical_score`` the lexical score even in
+    hybrid mode; ``similarity`` the cosine similarity.
     """
 
     hash: str
@@ -32,6 +36,7 @@ class CommitResult:
     lexical_rank: int | None = None
     semantic_rank: int | None = None
     bm25: float | None = None
+    lexical_score: float | None = None
     similarity: float | None = None
     #: other commits that are the same change (``via: patch-id``: same ``git patch-id``;
     #: ``via: merge``: a merge that only brought in shown commits), each
@@ -45,10 +50,11 @@ class CommitResult:
 
     def to_dict(self, *, explain: bool = False) -> dict[str, Any]:
         """The seed's result fields plus ``copies``; with ``explain`` also ranks, bm25,
-        similarity and ``pipeline``."""
+        lexical score, similarity and ``pipeline``."""
         data = asdict(self)
         if not explain:
-            for key in ("lexical_rank", "semantic_rank", "bm25", "similarity", "pipeline"):
+            for key in ("lexical_rank", "semantic_rank", "bm25", "lexical_score", "similarity",
+                        "pipeline"):
                 data.pop(key)
         return data
 

@@ -23,16 +23,18 @@ from gitquarry.history.candidates import (
     Hits,
     rank_with_glob,
 )
-from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k
+from gitquarry.history.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
 from gitquarry.history.models import CommitResult, GitSearchResponse, RankedHit, Warning_
 from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
 from gitquarry.history.pipeline import candidates, copies, merge_folder
+from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
-from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.retrieval.fusion import rrf_fuse
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
+from gitquarry.store.compression import inflate_text
 from gitquarry.store.connection import translate_sqlite_error
 
 __all__ = ["BM25_WEIGHTS", "Filters", "search_git_history", "validate_request"]
@@ -70,7 +72,7 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
         timestamp=int(row["timestamp"]),
         message=row["message"],
         files_changed=json.loads(row["files_changed"]),
-        delta_truncated=row["delta_truncated"],
+        delta_truncated=inflate_text(row["delta_truncated"]),
         score=round(score, 6),
         repo_path=row["repo_path"] or "",
         author_time=int(row["author_time"]),
@@ -86,6 +88,30 @@ def _label(conn: sqlite3.Connection, known: dict[int, str], commit_id: int) -> s
         row = conn.execute("SELECT hash FROM git_commits WHERE id = ?", (commit_id,)).fetchone()
         known[commit_id] = row[0] if row else str(commit_id)
     return known[commit_id]
+
+
+def _score_candidates(
+    fused: list[tuple[int, float]],
+    effective: str,
+    lexical: list[LexicalHit],
+    semantic_hits: Hits,
+    weights: list[float],
+    rrf_k: int,
+    upper: float,
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """Each fused candidate's ``score`` in ``effective`` mode (``history.scores``; ``upper``
+    is the query's ``bm25_upper_bound``), in fused order, and every lexical hit's lexical
+    score (the evidence hybrid results carry)."""
+    lexical_scores = {
+        hit.id: round(lexical_score(hit.bm25, upper, hit.every), 6) for hit in lexical
+    }
+    similarity = dict(semantic_hits)
+    scored = [
+        (cid, result_score(effective, value, weights, rrf_k, lexical_scores.get(cid),
+                           similarity.get(cid)))
+        for cid, value in fused
+    ]
+    return scored, lexical_scores
 
 
 def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
@@ -195,29 +221,32 @@ def search_git_history(
     warnings: list[Warning_] = []
     more: list[RankedHit] = []
     pickaxe: PickaxeReport | None = None
+    # One read transaction: every statement of the search sees the same snapshot, so the AND
+    # and OR passes, the counts behind scores and hydration agree while an index run writes.
+    own_transaction = not conn.in_transaction
     try:
         require_commit_fts(store)
-        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-        warnings.extend(_index_warnings(conn, total))
-        if not query or not query.strip():
-            log.warning("empty query")
-            warnings.append(Warning_(code="empty_query", message="the query is empty"))
-            return GitSearchResponse(
-                results=[], query=query, total_commits_indexed=total, requested_mode=mode,
-                effective_mode="lexical", warnings=warnings,
-            )
-        glob: GlobCandidates | None = None
-        narrowed = narrowing is not None and narrowing.active()
-        if files_glob is not None or narrowed:
+        if own_transaction:
             conn.execute("BEGIN")
         try:
+            total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+            warnings.extend(_index_warnings(conn, total))
+            if not query or not query.strip():
+                log.warning("empty query")
+                warnings.append(Warning_(code="empty_query", message="the query is empty"))
+                return GitSearchResponse(
+                    results=[], query=query, total_commits_indexed=total, requested_mode=mode,
+                    effective_mode="lexical", warnings=warnings,
+                )
+            glob: GlobCandidates | None = None
             if files_glob is not None:
                 glob = GlobCandidates(conn, files_glob)
-            if narrowing is not None and narrowed:
+            if narrowing is not None and narrowing.active():
                 narrow = NarrowCandidates(conn, narrowing, glob)
                 pickaxe, glob = narrow.pickaxe, narrow
             limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
             settings = pipeline if pipeline is not None else PipelineSettings()
+            upper: float | None = None  # the query's largest possible BM25, once needed
             passes = 0
             while True:  # another pass only when the pipeline used up the candidates
                 pass_warnings: list[Warning_] = []
@@ -227,7 +256,9 @@ def search_git_history(
                 # (on a later pass, all ``limit``: the pipeline removed some).
                 need = top_n if (mode == "lexical" or semantic is None) and passes == 1 else limit
 
-                def lexical_rank(n: int, materialized: bool, need: int = need) -> Hits:
+                def lexical_rank(
+                    n: int, materialized: bool, need: int = need
+                ) -> list[LexicalHit]:
                     return lexical_top_k(
                         conn, query, filters, n, has_glob=materialized, total_docs=total,
                         need=need,
@@ -243,7 +274,7 @@ def search_git_history(
                         conn, query, filters, semantic_asked, has_glob=glob is not None
                         and not semantic_post
                     )
-                lexical: Hits = (
+                lexical: list[LexicalHit] = (
                     rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
                 )
                 if not fts5_match_expression(query) and mode == "lexical":
@@ -285,13 +316,17 @@ def search_git_history(
                     rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
                     weights = [semantic_weight]
                 elif effective == "hybrid":
-                    rankings = [[i for i, _ in lexical], [i for i, _ in semantic_hits]]
+                    rankings = [[hit.id for hit in lexical], [i for i, _ in semantic_hits]]
                     weights = [lexical_weight, semantic_weight]
                 else:
-                    rankings = [[i for i, _ in lexical]]
+                    rankings = [[hit.id for hit in lexical]]
                     weights = [lexical_weight]
                 fused = rrf_fuse(rankings, weights, k=rrf_k)
-                scored = [(cid, normalise_rrf(v, weights, k=rrf_k)) for cid, v in fused]
+                if upper is None and lexical and effective != "semantic":
+                    upper = bm25_upper_bound(conn, query, total)
+                scored, lex_scores = _score_candidates(
+                    fused, effective, lexical, semantic_hits, weights, rrf_k, upper or 0.0
+                )
                 vectors_ns = (
                     getattr(semantic, "namespace_id", None)
                     if effective != "lexical" and (settings.dedup_enabled or settings.mmr_enabled)
@@ -315,8 +350,8 @@ def search_git_history(
                 warnings.extend(_patch_id_warnings(conn))
             rows = hydrate(conn, [c.key for c in outcome.results])
             found = copies(conn, outcome, collapse=settings.collapse)
-            lex_rank = {cid: n for n, (cid, _) in enumerate(lexical, start=1)}
-            lex_score = dict(lexical)
+            lex_rank = {hit.id: n for n, hit in enumerate(lexical, start=1)}
+            lex_bm25 = {hit.id: hit.bm25 for hit in lexical}
             sem_rank = {cid: n for n, (cid, _) in enumerate(semantic_hits, start=1)}
             sem_score = dict(semantic_hits)
             by_id = {cid: rows[cid]["hash"] for cid in rows}
@@ -326,7 +361,8 @@ def search_git_history(
                     c.score,
                     lexical_rank=lex_rank.get(c.key),
                     semantic_rank=sem_rank.get(c.key),
-                    bm25=lex_score.get(c.key),
+                    bm25=lex_bm25.get(c.key),
+                    lexical_score=lex_scores.get(c.key),
                     similarity=sem_score.get(c.key),
                     copies=found.get(c.key, ([], 0))[0],
                     copies_omitted=found.get(c.key, ([], 0))[1],
@@ -348,13 +384,13 @@ def search_git_history(
                 more = [
                     RankedHit(
                         commit_id=c.key, score=round(c.score, 6), lexical_rank=lex_rank.get(c.key),
-                        semantic_rank=sem_rank.get(c.key), bm25=lex_score.get(c.key),
+                        semantic_rank=sem_rank.get(c.key), bm25=lex_bm25.get(c.key),
                         similarity=sem_score.get(c.key),
                     )
                     for c in longer.results if c.key not in shown
                 ]
         finally:
-            if files_glob is not None or narrowed:
+            if own_transaction and conn.in_transaction:
                 conn.execute("ROLLBACK")
     except sqlite3.DatabaseError as exc:
         raise translate_sqlite_error(store.path, exc) from exc

@@ -68,6 +68,17 @@ def word_expression(word: str) -> str:
     return f"({own} OR {expanded})"
 
 
+def expression_phrases(query: str) -> list[str]:
+    """The phrases (unquoted text) of ``fts5_match_expression(query)`` in expression order:
+    per word its own text, then its expansion units. FTS5's ``bm25()`` sums one term per
+    phrase in this order (a phrase listed twice counts twice)."""
+    out: list[str] = []
+    for word in query_words(query):
+        out.append(word)
+        out.extend(query_units(word) or ())
+    return out
+
+
 def quote_fts5_terms(query: str) -> list[str]:
     """``word_expression`` of each of ``query_words(query)``.
 

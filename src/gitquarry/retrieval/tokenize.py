@@ -35,10 +35,13 @@ from functools import lru_cache
 
 #: The FTS5 ``tokenize=`` argument every lexical table uses.
 FTS5_TOKENIZE = "porter unicode61"
-#: Bumped whenever ``index_text`` or ``FTS5_TOKENIZE`` changes what is indexed.
-TOKENIZATION_VERSION = 2
+#: Bumped whenever ``index_text``, ``index_diff_text`` or ``FTS5_TOKENIZE`` changes what is
+#: indexed. 3: diffs are indexed without their file headers (``index_diff_text``).
+TOKENIZATION_VERSION = 3
 #: Name of the SQL function ``register_functions`` adds: ``gq_index_text(text) -> text``.
 SQL_FUNCTION = "gq_index_text"
+#: ``gq_index_diff(diff) -> text``: ``index_diff_text`` in SQL.
+SQL_DIFF_FUNCTION = "gq_index_diff"
 #: Between the original text and its expansions.
 EXPANSION_SEPARATOR = "\n"
 
@@ -185,10 +188,33 @@ def query_units(word: str) -> list[str] | None:
     return units if changed else None
 
 
-def register_functions(conn: sqlite3.Connection) -> None:
-    """Add ``gq_index_text(text) -> text`` (``index_text``; NULL gives ``''``) to ``conn``.
+#: The file header block of each file in a unified diff as ``git show`` prints it: the
+#: ``diff --git`` line and every line after it up to its first hunk (``@@``) or the next file
+#: (mode, ``index <blob>..<blob>``, ``---``/``+++``, rename and ``Binary files`` lines).
+_DIFF_FILE_HEADER = re.compile(r"^diff --git .*\n?(?:(?!@@|diff --git ).*\n?)*", re.M)
 
-    Every connection that writes a table whose FTS5 rows are computed by triggers with this
-    function must have it (``gitquarry.store.open_store`` registers it on each connection).
+
+def strip_diff_headers(diff: str) -> str:
+    """``diff`` without its per-file header blocks (hunk headers and lines kept). The paths
+    they repeat are indexed once, in ``files_changed``; their blob ids are unique tokens
+    nobody searches for (two thirds of git.git's keyword vocabulary)."""
+    if "diff --git " not in diff:
+        return diff
+    return _DIFF_FILE_HEADER.sub("", diff)
+
+
+def index_diff_text(diff: str | None) -> str:
+    """What FTS5 indexes for a commit's diff: ``index_text(strip_diff_headers(diff))``."""
+    return index_text(strip_diff_headers(diff)) if diff else ""
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Add ``gq_index_text(text) -> text`` (``index_text``; NULL gives ``''``) and
+    ``gq_index_diff(diff) -> text`` (``index_diff_text``) to ``conn``.
+
+    Every connection that writes a table whose FTS5 rows are computed by triggers with these
+    functions must have them (``gitquarry.store.open_store`` registers them on each
+    connection).
     """
     conn.create_function(SQL_FUNCTION, 1, index_text, deterministic=True)
+    conn.create_function(SQL_DIFF_FUNCTION, 1, index_diff_text, deterministic=True)

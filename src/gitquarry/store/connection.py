@@ -38,6 +38,7 @@ from gitquarry.errors import (
 )
 from gitquarry.retrieval.tokenize import register_functions
 from gitquarry.store.capabilities import has_table
+from gitquarry.store.compression import register_functions as register_compression
 
 if TYPE_CHECKING:
     from gitquarry.store.migrations import Migrations
@@ -286,7 +287,8 @@ def open_store(
     except sqlite3.Error as exc:
         raise translate_storage_error(exc, path) or IndexCorruptError(path, str(exc)) from exc
     conn.row_factory = sqlite3.Row
-    register_functions(conn)  # FTS5 triggers call gq_index_text
+    register_functions(conn)  # FTS5 triggers call gq_index_text / gq_index_diff
+    register_compression(conn)  # ... and gq_inflate
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not read_only:

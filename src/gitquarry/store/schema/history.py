@@ -8,12 +8,16 @@ Vectors are not a column of ``git_commits`` (the seed's ``embedding``): they liv
 ``commit_vectors``, keyed by embedding namespace, so a model change never mixes vector spaces
 and several models can coexist; and loading vectors never walks a row's large diff text.
 
+``delta_truncated`` is stored zlib-compressed (``gitquarry.store.compression``: a BLOB; read it
+with ``inflate_text`` or ``gq_inflate``); rows written before migration 0007 were converted.
+
 ``commit_fts`` is a contentless FTS5 index of ``git_commits``: each of its columns holds
 ``gitquarry.retrieval.tokenize.index_text`` of the commit's column (the text plus its
-identifier / CJK / version expansions). The indexer fills it once per batch with
-``COMMIT_FTS_INSERT_SQL``; delete and update triggers keep it current, calling the SQL function
-``gq_index_text`` that ``open_store`` registers on every connection. It is never read back
-(only ``rowid`` and ``bm25`` are selected).
+identifier / CJK / version expansions; the diff without its file headers, ``index_diff_text``).
+The indexer fills it once per batch with ``COMMIT_FTS_INSERT_SQL``; delete and update triggers
+keep it current, calling the SQL functions ``gq_index_text``, ``gq_index_diff`` and
+``gq_inflate`` that ``open_store`` registers on every connection. It is never read back (only
+``rowid`` and ``bm25`` are selected).
 ``paths``/``commit_paths`` let a files glob select candidate commits before ranking: the glob
 is matched against distinct paths, not against every commit.
 """
@@ -22,8 +26,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, SQL_FUNCTION, register_functions
+from gitquarry.retrieval.tokenize import (
+    FTS5_TOKENIZE,
+    SQL_DIFF_FUNCTION,
+    SQL_FUNCTION,
+    register_functions,
+)
 from gitquarry.store.capabilities import fts5_available, has_table
+from gitquarry.store.compression import register_functions as register_compression
 from gitquarry.store.migrations import MIGRATIONS, run_script
 
 #: The indexed columns of ``git_commits``, in ``commit_fts`` column order.
@@ -31,7 +41,11 @@ COMMIT_FTS_COLUMNS = ("title", "message", "author", "committer", "files_changed"
 
 
 def _index_values(row: str) -> str:
-    return ", ".join(f"{SQL_FUNCTION}({row}.{column})" for column in COMMIT_FTS_COLUMNS)
+    """The FTS5 values of one ``git_commits`` row (``row`` is its SQL name): ``index_text``
+    of each column; the diff decompressed, without file headers (``index_diff_text``)."""
+    values = [f"{SQL_FUNCTION}({row}.{column})" for column in COMMIT_FTS_COLUMNS[:-1]]
+    values.append(f"{SQL_DIFF_FUNCTION}(gq_inflate({row}.delta_truncated))")
+    return ", ".join(values)
 
 
 _FTS_COLUMNS = ", ".join(COMMIT_FTS_COLUMNS)
@@ -68,6 +82,7 @@ def rebuild_commit_fts(conn: sqlite3.Connection) -> int:
     if not fts5_available(conn):
         return 0
     register_functions(conn)
+    register_compression(conn)
     for trigger in ("git_commits_ai", "git_commits_ad", "git_commits_au"):
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     if has_table(conn, "commit_fts"):
@@ -215,10 +230,9 @@ def _complete(conn: sqlite3.Connection) -> None:
 
 @MIGRATIONS("history_0004_tokenize_v2")
 def _tokenize_v2(conn: sqlite3.Connection) -> None:
-    """Shared tokenisation (``retrieval.tokenize``, version 2): identifiers split, CJK
-    characters spaced, ``v`` versions also without the ``v``. The keyword index is rebuilt
-    from the stored commits (no git needed), as a contentless table."""
-    rebuild_commit_fts(conn)
+    """Shared tokenisation version 2 (identifiers split, CJK characters spaced, ``v``
+    versions also without the ``v``). It rebuilt the keyword index; migration 0007 rebuilds it
+    again (version 3), so an index that has not run this step yet leaves the work to 0007."""
 
 
 @MIGRATIONS("history_0005_git_inputs")
@@ -295,3 +309,19 @@ def _patch_ids(conn: sqlite3.Connection) -> None:
         CREATE INDEX idx_patch_id ON git_commits(patch_id);
         """,
     )
+
+
+@MIGRATIONS("history_0007_compact_diffs")
+def _compact_diffs(conn: sqlite3.Connection) -> None:
+    """Index size (issue 8 §4): stored diffs are zlib-compressed, and the keyword index is
+    rebuilt with tokenisation version 3 (diffs indexed without their file headers). No git
+    needed. The file keeps its size until ``VACUUM`` (``gitquarry rebuild-index`` builds a
+    compact one); the freed pages are reused by later runs."""
+    for trigger in ("git_commits_ai", "git_commits_ad", "git_commits_au"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    register_compression(conn)
+    conn.execute(
+        "UPDATE git_commits SET delta_truncated = gq_deflate(delta_truncated) "
+        "WHERE typeof(delta_truncated) = 'text' AND delta_truncated != ''"
+    )
+    rebuild_commit_fts(conn)
