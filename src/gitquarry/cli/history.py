@@ -178,6 +178,19 @@ def register(app: typer.Typer) -> None:
             typer.Option("--mode", "-m", metavar="MODE",
                          help="hybrid (default), semantic or lexical."),
         ] = None,
+        merges: Annotated[
+            bool | None,
+            typer.Option("--merges/--no-merges",
+                         help="Only merge commits / no merge commits (default: both; a merge "
+                         "repeating a commit already shown ranks below the others).",
+                         show_default=False),
+        ] = None,
+        sort: Annotated[
+            str,
+            typer.Option("--sort", metavar="ORDER",
+                         help="relevance (default), newest or oldest: the most relevant "
+                         "matches ordered by commit time."),
+        ] = "relevance",
         explain: Annotated[
             bool, typer.Option("--explain", help="Show BM25 rank, vector rank, similarity and "
                                "what the result pipeline moved or removed.")
@@ -219,6 +232,8 @@ def register(app: typer.Typer) -> None:
                 collapse=False if no_collapse else None,
                 diverse=True if diverse else None,
                 min_score=min_score,
+                merges=None if merges is None else ("only" if merges else "exclude"),
+                sort=sort,
             )
             read_only = searcher.store.read_only
         finally:

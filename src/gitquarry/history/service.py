@@ -66,19 +66,24 @@ class HistorySearcher:
         collapse: bool | None = None,
         diverse: bool | None = None,
         min_score: float | None = None,
+        merges: str | None = None,
+        sort: str = "relevance",
     ) -> GitSearchResponse:
         """Run ``search_git_history`` with the workspace's ``[search]`` settings.
 
-        ``mode`` None means the configured default (hybrid unless changed). ``collapse``,
-        ``diverse`` (MMR) and ``min_score`` override ``[search] collapse_copies``,
-        ``mmr_enabled`` and ``min_confidence`` for this request (None: configured).
+        ``mode`` and ``merges`` None mean the configured defaults (hybrid and include unless
+        changed). ``collapse``, ``diverse`` (MMR) and ``min_score`` override ``[search]
+        collapse_copies``, ``mmr_enabled`` and ``min_confidence`` for this request (None:
+        configured). ``sort``: relevance, newest or oldest.
 
         :raises InvalidArgumentError: also for ``min_score`` outside [0, 1].
         """
         cfg = self.workspace.config.search
         mode = mode or cfg.mode
+        merges = merges or cfg.merges
         validate_request(
-            top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before
+            top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before,
+            merges=merges, sort=sort,
         )
         check_min_score(min_score)
         settings = PipelineSettings.from_search_config(
@@ -101,6 +106,9 @@ class HistorySearcher:
             pipeline=settings,
             reranker=reranker,
             reranker_problem=problem,
+            weight_by_shape=cfg.weight_by_shape,
+            merges=merges,
+            sort=sort,
         )
 
     def timeline(self, query: str, *, files_glob: str | None = None, after: int | None = None,
