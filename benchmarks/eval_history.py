@@ -106,14 +106,19 @@ def load_queries(path: Path) -> list[Query]:
     return queries
 
 
-def make_workspace(repo: Path, index_dir: str | Path | None) -> Workspace:
-    """The workspace for ``repo`` with its index in ``index_dir`` (None: as configured)."""
+def make_workspace(repo: Path, index_dir: str | Path | None, *,
+                   embedding: tuple[str, str] | None = None) -> Workspace:
+    """The workspace for ``repo`` with its index in ``index_dir`` (None: as configured);
+    ``embedding`` = (provider, model) overrides ``[embedding]`` (e.g. ("onnx", DIR) for the
+    accurate profile)."""
     root = repo.expanduser().resolve()
     if not root.is_dir():
         raise SystemExit(f"error: {repo} is not a directory")
     config = load_config(root)
     if index_dir is not None:
         config.indexing.index_dir = str(Path(index_dir).expanduser().resolve())
+    if embedding is not None:
+        config.embedding.provider, config.embedding.model = embedding
     return Workspace(root=root, config=config)
 
 
@@ -351,6 +356,7 @@ def evaluate(
     study: bool = False,
     merges: str | None = None,
     weight_by_shape: bool | None = None,
+    embedding: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc).
 
@@ -363,7 +369,7 @@ def evaluate(
         layout, tokens = doc_format.split("-")
         document.DEFAULT_FORMAT = document.DocumentFormat(layout, int(tokens))
     with _index_location(index_dir) as location:
-        workspace = make_workspace(repo, location)
+        workspace = make_workspace(repo, location, embedding=embedding)
         search_cfg = workspace.config.search
         if rrf_k is not None:
             search_cfg.rrf_k = rrf_k
@@ -393,6 +399,8 @@ def evaluate(
                    "weight_by_shape": search_cfg.weight_by_shape,
                    "merges": merges or search_cfg.merges},
         "document_format": document.text_format(),
+        "embedding": {"provider": workspace.config.embedding.provider,
+                      "model": workspace.config.embedding.model},
         "index": index_info,
         "metrics": summarise(rows, modes, k),
         **facts,
@@ -425,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="override [search] merges")
     parser.add_argument("--no-shape-weights", action="store_true",
                         help="[search] weight_by_shape = false (plain weighted RRF)")
+    parser.add_argument("--embedding", nargs=2, metavar=("PROVIDER", "MODEL"), default=None,
+                        help="override [embedding] provider and model, e.g. onnx DIR")
     parser.add_argument("--study", action="store_true",
                         help="add the fusion study and git's recipe on 'introduced' questions")
     args = parser.parse_args(argv)
@@ -442,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         semantic_weight=args.semantic_weight, verbose=args.verbose,
         doc_format=args.doc_format, study=args.study, merges=args.merges,
         weight_by_shape=False if args.no_shape_weights else None,
+        embedding=tuple(args.embedding) if args.embedding else None,
     )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
