@@ -106,14 +106,19 @@ def load_queries(path: Path) -> list[Query]:
     return queries
 
 
-def make_workspace(repo: Path, index_dir: str | Path | None) -> Workspace:
-    """The workspace for ``repo`` with its index in ``index_dir`` (None: as configured)."""
+def make_workspace(repo: Path, index_dir: str | Path | None, *,
+                   embedding: tuple[str, str] | None = None) -> Workspace:
+    """The workspace for ``repo`` with its index in ``index_dir`` (None: as configured);
+    ``embedding`` = (provider, model) overrides ``[embedding]`` (e.g. ("onnx", DIR) for the
+    accurate profile)."""
     root = repo.expanduser().resolve()
     if not root.is_dir():
         raise SystemExit(f"error: {repo} is not a directory")
     config = load_config(root)
     if index_dir is not None:
         config.indexing.index_dir = str(Path(index_dir).expanduser().resolve())
+    if embedding is not None:
+        config.embedding.provider, config.embedding.model = embedding
     return Workspace(root=root, config=config)
 
 
@@ -173,7 +178,8 @@ def _summary(rows: list[dict[str, Any]], mode: str, k: int) -> dict[str, Any]:
 
 
 def run_queries(
-    searcher: HistorySearcher, queries: list[Query], *, k: int, modes: Sequence[str]
+    searcher: HistorySearcher, queries: list[Query], *, k: int, modes: Sequence[str],
+    merges: str | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Per-query results for every mode, plus facts about the run (effective modes, time)."""
     rows: list[dict[str, Any]] = []
@@ -185,7 +191,7 @@ def run_queries(
             t0 = time.monotonic()
             response = searcher.search(
                 q.query, top_n=k, files_glob=q.files_glob, after=q.after, before=q.before,
-                mode=mode,
+                mode=mode, merges=merges,
             )
             seconds[mode] += time.monotonic() - t0
             if response.effective_mode != mode:
@@ -348,6 +354,9 @@ def evaluate(
     verbose: bool = False,
     doc_format: str | None = None,
     study: bool = False,
+    merges: str | None = None,
+    weight_by_shape: bool | None = None,
+    embedding: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc).
 
@@ -360,7 +369,7 @@ def evaluate(
         layout, tokens = doc_format.split("-")
         document.DEFAULT_FORMAT = document.DocumentFormat(layout, int(tokens))
     with _index_location(index_dir) as location:
-        workspace = make_workspace(repo, location)
+        workspace = make_workspace(repo, location, embedding=embedding)
         search_cfg = workspace.config.search
         if rrf_k is not None:
             search_cfg.rrf_k = rrf_k
@@ -368,10 +377,12 @@ def evaluate(
             search_cfg.lexical_weight = lexical_weight
         if semantic_weight is not None:
             search_cfg.semantic_weight = semantic_weight
+        if weight_by_shape is not None:
+            search_cfg.weight_by_shape = weight_by_shape
         index_info = build_index(workspace, embed=embed)
         searcher = HistorySearcher(workspace)
         try:
-            rows, facts = run_queries(searcher, queries, k=k, modes=modes)
+            rows, facts = run_queries(searcher, queries, k=k, modes=modes, merges=merges)
             extra: dict[str, Any] = {}
             if study:
                 extra["fusion_study"] = fusion_study(searcher, queries, k)
@@ -384,8 +395,12 @@ def evaluate(
         "queries": len(queries),
         "k": k,
         "search": {"rrf_k": search_cfg.rrf_k, "lexical_weight": search_cfg.lexical_weight,
-                   "semantic_weight": search_cfg.semantic_weight},
+                   "semantic_weight": search_cfg.semantic_weight,
+                   "weight_by_shape": search_cfg.weight_by_shape,
+                   "merges": merges or search_cfg.merges},
         "document_format": document.text_format(),
+        "embedding": {"provider": workspace.config.embedding.provider,
+                      "model": workspace.config.embedding.model},
         "index": index_info,
         "metrics": summarise(rows, modes, k),
         **facts,
@@ -414,6 +429,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", "-v", action="store_true", help="add per-query ranks")
     parser.add_argument("--doc-format", default=None,
                         help="commit document format for this run, e.g. v2-128 or v1-256")
+    parser.add_argument("--merges", choices=("include", "exclude", "only"), default=None,
+                        help="override [search] merges")
+    parser.add_argument("--no-shape-weights", action="store_true",
+                        help="[search] weight_by_shape = false (plain weighted RRF)")
+    parser.add_argument("--embedding", nargs=2, metavar=("PROVIDER", "MODEL"), default=None,
+                        help="override [embedding] provider and model, e.g. onnx DIR")
     parser.add_argument("--study", action="store_true",
                         help="add the fusion study and git's recipe on 'introduced' questions")
     args = parser.parse_args(argv)
@@ -429,7 +450,9 @@ def main(argv: list[str] | None = None) -> int:
         args.repo, queries, k=args.k, index_dir=args.index_dir, modes=modes,
         embed=not args.no_embed, rrf_k=args.rrf_k, lexical_weight=args.lexical_weight,
         semantic_weight=args.semantic_weight, verbose=args.verbose,
-        doc_format=args.doc_format, study=args.study,
+        doc_format=args.doc_format, study=args.study, merges=args.merges,
+        weight_by_shape=False if args.no_shape_weights else None,
+        embedding=tuple(args.embedding) if args.embedding else None,
     )
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")

@@ -15,7 +15,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from gitquarry.mcp.history_tools import PIPELINE_FIELDS
+from gitquarry.mcp.history_tools import ORDER_FIELDS, PIPELINE_FIELDS
 
 from .conftest import GitRepo, Harness, write_user_config
 from .realistic_repo import COMMITS, SAMESITE_TITLE, build_shop_repo
@@ -124,13 +124,16 @@ def test_lists_both_tools_with_the_seed_schema(
     assert set(tools) == ({"search_git_history", "search", "get_commit", "blame_search"}
                           | REPO_DOCS_TOOLS | JOB_TOOLS)
     schema = tools["search_git_history"].input_schema
-    # the seed's schema verbatim, plus the optional result-pipeline switches (issue 14) and
-    # issue 12's optional properties
+    # the seed's schema verbatim, plus the optional merge filter and order (issue 8 §4),
+    # result-pipeline switches (issue 14) and issue 12's optional properties
+    extra = {**ORDER_FIELDS, **PIPELINE_FIELDS}
     seed_part = {**schema, "properties": {
         k: v for k, v in schema["properties"].items() if k in SEED_INPUT_SCHEMA["properties"]
     }}
     assert seed_part == SEED_INPUT_SCHEMA
-    assert {k: schema["properties"][k] for k in PIPELINE_FIELDS} == PIPELINE_FIELDS
+    assert {k: schema["properties"][k] for k in extra} == extra
+    assert schema["properties"]["merges"]["enum"] == ["include", "exclude", "only"]
+    assert schema["properties"]["sort"]["enum"] == ["relevance", "newest", "oldest"]
     assert schema["properties"]["max_tokens"]["default"] == 8000
     assert tools["search_git_history"].description
     assert tools["search"].input_schema["required"] == ["query"]
@@ -152,9 +155,13 @@ def test_valid_call_returns_the_seed_response(
                 {"query": "cookie samesite settings", "top_n": 100, "after_timestamp": 0,
                  "before_timestamp": 4_000_000_000},
             ),
+            await session.call_tool(
+                "search_git_history",
+                {"query": "cookie", "top_n": 5, "sort": "oldest", "merges": "exclude"},
+            ),
         ]
 
-    first, globbed, bounded = with_server(project, body, tmp_path)
+    first, globbed, bounded, oldest = with_server(project, body, tmp_path)
     data = payload(first)
     assert data["query"] == "cookie samesite"
     assert data["total_commits_indexed"] == len(COMMITS)
@@ -179,6 +186,8 @@ def test_valid_call_returns_the_seed_response(
     one = payload(globbed)["results"]
     assert len(one) == 1 and all(f.startswith("app/") for f in one[0]["files_changed"])
     assert len(payload(bounded)["results"]) >= 2
+    stamps = [r["timestamp"] for r in payload(oldest)["results"]]
+    assert len(stamps) >= 2 and stamps == sorted(stamps)
 
 
 INVALID_CALLS: list[tuple[dict[str, Any], str]] = [
@@ -195,6 +204,8 @@ INVALID_CALLS: list[tuple[dict[str, Any], str]] = [
     ({"top_n": 3}, "query"),
     ({"query": 42}, "query"),
     ({"query": "cookie", "after_timestamp": 2_000_000_000, "before_timestamp": 1}, "after"),
+    ({"query": "cookie", "merges": "sometimes"}, "merges"),
+    ({"query": "cookie", "sort": "random"}, "sort"),
 ]
 
 

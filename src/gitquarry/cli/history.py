@@ -234,6 +234,19 @@ def register(app: typer.Typer) -> None:
             typer.Option("--cursor", metavar="CURSOR", help="Continue a ranking: next_cursor "
                          "of a previous --json answer (same query and filters)."),
         ] = None,
+        merges: Annotated[
+            bool | None,
+            typer.Option("--merges/--no-merges",
+                         help="Only merge commits / no merge commits (default: both; a merge "
+                         "repeating a commit already shown ranks below the others).",
+                         show_default=False),
+        ] = None,
+        sort: Annotated[
+            str,
+            typer.Option("--sort", metavar="ORDER",
+                         help="relevance (default), newest or oldest: the most relevant "
+                         "matches ordered by commit time."),
+        ] = "relevance",
         explain: Annotated[
             bool, typer.Option("--explain", help="Show each ranker's rank and raw score "
                                "(BM25 and lexical score, cosine) and what the result pipeline "
@@ -279,14 +292,16 @@ def register(app: typer.Typer) -> None:
                                     "diverse": True if diverse else None,
                                     "min_score": min_score}
         try:
+            merge_filter = None if merges is None else ("only" if merges else "exclude")
             if as_json or cursor is not None:
                 data = answers.search(
                     query, top_n=n, files_glob=files_glob, after=after_s, before=before_s,
-                    mode=mode, narrowing=narrowing, options=options, **pipeline)
+                    mode=mode, narrowing=narrowing, options=options, merges=merge_filter,
+                    sort=sort, **pipeline)
             else:
                 response = searcher.search(
                     query, top_n=n, files_glob=files_glob, after=after_s, before=before_s,
-                    mode=mode, narrowing=narrowing, **pipeline)
+                    mode=mode, narrowing=narrowing, merges=merge_filter, sort=sort, **pipeline)
                 refs: list[dict[str, Any]] = [{"hash": r.hash} for r in response.results]
                 answers.annotate_refs(refs)
             read_only = searcher.store.read_only  # opened by now (after argument checks)

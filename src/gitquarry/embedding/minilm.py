@@ -117,13 +117,16 @@ class Runtime:
 
     ``model_path`` is any ONNX encoder with inputs ``input_ids``, ``attention_mask`` (and
     optionally ``token_type_ids``) and output ``last_hidden_state``; the benchmarks load the
-    earlier runtime's file through the same class. ``threads`` is ONNX Runtime's intra-op
-    thread count (>= 1).
+    earlier runtime's file through the same class, and provider ``onnx`` any encoder directory.
+    ``threads`` is ONNX Runtime's intra-op thread count (>= 1). ``sep_token`` is the closing
+    token the tokenizer appends (``[SEP]`` for BERT, ``</s>`` for MPNet); ``provider`` names
+    the provider in load errors.
     """
 
     def __init__(
         self, model_path: Path, tokenizer_path: Path, device: str, threads: int,
         *, max_tokens: int = MAX_TOKENS, model_id: str = MODEL_ID,
+        sep_token: str = _SEP_TOKEN, provider: str = PROVIDER,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -148,17 +151,17 @@ class Runtime:
             )
         except Exception as exc:  # onnxruntime raises its own non-exported exception types
             raise EmbeddingModelUnavailableError(
-                PROVIDER, model_id, f"onnxruntime could not load {model_path}: {exc}"
+                provider, model_id, f"onnxruntime could not load {model_path}: {exc}"
             ) from exc
         if device == "cuda" and "CUDAExecutionProvider" not in session.get_providers():
             raise EmbeddingDeviceUnavailableError(
-                PROVIDER, "cuda", "onnxruntime fell back to the CPU (CUDA libraries missing?)"
+                provider, "cuda", "onnxruntime fell back to the CPU (CUDA libraries missing?)"
             )
         self.input_names = frozenset(i.name for i in session.get_inputs())
         self.device = device
         self.threads = threads
         self.max_tokens = max_tokens
-        self.sep_id: int | None = tokenizer.token_to_id(_SEP_TOKEN)
+        self.sep_id: int | None = tokenizer.token_to_id(sep_token)
         self.dimensions = int(session.get_outputs()[0].shape[-1] or DIMENSIONS)
         self.tokenizer: Any = tokenizer
         self.session: Any = session

@@ -159,23 +159,28 @@ class HistoryAnswers:
                narrowing: Narrowing | None = None, options: AnswerOptions = AnswerOptions(),
                extra_warnings: list[tuple[str, str]] | None = None,
                collapse: bool | None = None, diverse: bool | None = None,
-               min_score: float | None = None) -> dict[str, Any]:
+               min_score: float | None = None, merges: str | None = None,
+               sort: str = "relevance") -> dict[str, Any]:
         """The search response (see the module docstring). ``collapse``, ``diverse`` and
-        ``min_score``: the result pipeline's per-request switches (``HistorySearcher.search``).
+        ``min_score``: the result pipeline's per-request switches; ``merges`` and ``sort``:
+        the merge filter and result order (all as ``HistorySearcher.search``).
 
         :raises InvalidArgumentError, InvalidGlobError: bad arguments (as
             ``search_git_history``), bad ``detail``/``max_tokens``/``cursor``.
         :raises CursorExpiredError: the cursor's ranking is no longer kept.
         """
         validate_options(options)
-        pipeline = {"collapse": collapse, "diverse": diverse, "min_score": min_score}
+        pipeline: dict[str, Any] = {"collapse": collapse, "diverse": diverse,
+                                    "min_score": min_score, "merges": merges,
+                                    "sort": None if sort == "relevance" else sort}
         digest = self.search_params(query, files_glob=files_glob, after=after, before=before,
                                     mode=mode, narrowing=narrowing, pipeline=pipeline)
         if options.cursor is not None:
             return self._page(query, top_n, digest, options, extra_warnings)
         response = self.searcher.search(
             query, top_n=top_n, files_glob=files_glob, after=after, before=before, mode=mode,
-            narrowing=narrowing, ranking_depth=pin_depth(top_n), **pipeline)
+            narrowing=narrowing, ranking_depth=pin_depth(top_n), sort=sort,
+            **{k: v for k, v in pipeline.items() if k != "sort"})
         data = response.to_dict(explain=options.explain)
         _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
         data = bound_history_response(data)

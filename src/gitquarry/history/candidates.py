@@ -29,6 +29,25 @@ class Filters:
     files_glob: str | None = None
     after: int | None = None
     before: int | None = None
+    #: None: every commit; "exclude": no merge commits; "only": merge commits only.
+    merges: str | None = None
+
+    @property
+    def row_conditions(self) -> tuple[list[str], dict[str, int]]:
+        """SQL conditions on ``git_commits`` columns (time bounds, merge filter) with their
+        named parameters; empty when there are none."""
+        conditions: list[str] = []
+        params: dict[str, int] = {}
+        if self.after is not None:
+            conditions.append("timestamp >= :after")
+            params["after"] = self.after
+        if self.before is not None:
+            conditions.append("timestamp <= :before")
+            params["before"] = self.before
+        if self.merges in ("exclude", "only"):
+            conditions.append("is_merge = :is_merge")
+            params["is_merge"] = 1 if self.merges == "only" else 0
+        return conditions, params
 
 
 #: A glob matching at least this share of all paths is "broad": it is applied after ranking.

@@ -42,8 +42,11 @@ class LexicalHit(NamedTuple):
     every: bool
 
 
-def lexical_sql(*, has_glob: bool, has_after: bool, has_before: bool) -> str:
-    """The BM25 top-k query. Parameters: ``:match``, ``:after``, ``:before``, ``:limit``.
+def lexical_sql(
+    *, has_glob: bool, has_after: bool, has_before: bool, has_merges: bool = False
+) -> str:
+    """The BM25 top-k query. Parameters: ``:match``, ``:after``, ``:before``, ``:is_merge``
+    (with ``has_merges``), ``:limit``.
 
     Ranked inside the FTS5 table (no join per matching row: at 100k commits the join cost
     more than the ranking). Time bounds and the glob's candidates restrict ``rowid`` through
@@ -58,6 +61,8 @@ def lexical_sql(*, has_glob: bool, has_after: bool, has_before: bool) -> str:
         bounds.append("timestamp >= :after")
     if has_before:
         bounds.append("timestamp <= :before")
+    if has_merges:
+        bounds.append("is_merge = :is_merge")
     if bounds:
         where.append(f"+rowid IN (SELECT id FROM git_commits WHERE {' AND '.join(bounds)})")
     if has_glob:
@@ -76,15 +81,13 @@ def _ranked(
     limit: int,
     has_glob: bool,
 ) -> list[LexicalHit]:
+    _, row_params = filters.row_conditions
     sql = lexical_sql(
         has_glob=has_glob, has_after=filters.after is not None,
-        has_before=filters.before is not None,
+        has_before=filters.before is not None, has_merges="is_merge" in row_params,
     )
     params: dict[str, Any] = {"match": fts5_match_expression(query, operator), "limit": limit}
-    if filters.after is not None:
-        params["after"] = filters.after
-    if filters.before is not None:
-        params["before"] = filters.before
+    params.update(row_params)
     every = operator == "AND" or len(query_words(query)) == 1
     return [LexicalHit(int(r[0]), float(r[1]), every) for r in conn.execute(sql, params)]
 
@@ -112,23 +115,21 @@ def rank_lexical(
 
 
 def _window_count(conn: sqlite3.Connection, filters: Filters) -> int:
-    bounds, params = [], []
-    if filters.after is not None:
-        bounds.append("timestamp >= ?")
-        params.append(filters.after)
-    if filters.before is not None:
-        bounds.append("timestamp <= ?")
-        params.append(filters.before)
-    sql = f"SELECT count(*) FROM git_commits WHERE {' AND '.join(bounds)}"
+    conditions, params = filters.row_conditions
+    sql = f"SELECT count(*) FROM git_commits WHERE {' AND '.join(conditions)}"
     return int(conn.execute(sql, params).fetchone()[0])
 
 
 def _in_window(conn: sqlite3.Connection, ids: list[int], filters: Filters) -> set[int]:
-    """The commits of ``ids`` whose committer time lies within the filters' bounds."""
+    """The commits of ``ids`` whose committer time lies within the filters' bounds (and
+    that pass the merge filter)."""
     if not ids:
         return set()
     lo = filters.after if filters.after is not None else MIN_TIME
     hi = filters.before if filters.before is not None else MAX_TIME
+    merge_sql, merge_params = "", []
+    if filters.merges in ("exclude", "only"):
+        merge_sql, merge_params = " AND is_merge = ?", [1 if filters.merges == "only" else 0]
     kept: set[int] = set()
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
@@ -137,8 +138,8 @@ def _in_window(conn: sqlite3.Connection, ids: list[int], filters: Filters) -> se
             int(r[0])
             for r in conn.execute(
                 f"SELECT id FROM git_commits WHERE id IN ({marks}) "
-                "AND timestamp BETWEEN ? AND ?",
-                [*part, lo, hi],
+                f"AND timestamp BETWEEN ? AND ?{merge_sql}",
+                [*part, lo, hi, *merge_params],
             )
         )
     return kept
@@ -157,12 +158,13 @@ def lexical_top_k(
     """A prefix of the lexical ranking under ``filters``: at most ``limit`` hits, and at
     least ``need`` (default ``limit``) whenever that many commits match.
 
-    A broad time window (at least ``BROAD_TIME_FRACTION`` of ``total_docs``) is applied after
+    A broad time window or merge filter (together keeping at least ``BROAD_TIME_FRACTION`` of
+    ``total_docs``) is applied after
     ranking ``POST_FILTER_FACTOR`` times more hits without it (``post_filter_prefix``: exact),
     falling back to the bounded query when fewer than ``need`` remain and more may exist.
     """
     need = limit if need is None else need
-    windowed = filters.after is not None or filters.before is not None
+    windowed = bool(filters.row_conditions[0])
     if windowed and total_docs and (
         _window_count(conn, filters) >= BROAD_TIME_FRACTION * total_docs
     ):

@@ -1,16 +1,17 @@
-"""Merge commits in results: which ones only repeat what the results already show.
+"""Merge commits that only repeat what the results already show (issue 8 §4).
 
-A merge's stored diff is its first-parent diff: the whole change its branch brought in. When
-the branch's own commits (or another merge of the same branch, e.g. "Merge branch 'x'" and
-"Merge branch 'x' into maint") already rank above it, the merge repeats them: it is demoted
-below every result that does not repeat anything, keeping its relative order. Nothing is
-removed, so a query still returns as many results as before.
+A merge's stored diff is its first-parent diff: the whole change its branch brought in. When a
+branch's own commit (or another merge of the same branch, e.g. "Merge branch 'x'" and
+"Merge branch 'x' into maint") is among the results, the merge repeats it. The result
+pipeline's fold hook (``history.pipeline.merge_folder``) folds such a merge under the result
+it repeats (listed in ``copies`` with ``via: merge``), besides folding merges whose brought-in
+commits are all shown (an ancestry test that needs git). This module is the diff test, which
+needs no ancestry walk: measured on the click relevance set it found most of the repeating
+merges the ancestry test misses (docs/performance.md, "Merges").
 
-"Repeats" is measured on the diffs themselves, which needs no ancestry walk: a merge repeats a
-commit ranked above it when at least :data:`REPEAT_SHARE` of that commit's changed lines
-(``+``/``-`` lines, stripped, as :func:`~gitquarry.history.document.diff_digest` reads them)
-are changed lines of the merge too. Commits without changed lines (empty or binary diffs)
-never count.
+A merge repeats a result when at least :data:`REPEAT_SHARE` of that result's changed lines
+(``+``/``-`` lines, stripped, :func:`changed_lines`) are changed lines of the merge too.
+Results without changed lines (empty or binary diffs) are never repeated.
 """
 
 from __future__ import annotations
@@ -18,52 +19,55 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
-from gitquarry.history.document import diff_digest
-
 K = TypeVar("K")
 
-#: share of an earlier result's changed lines that must appear in the merge's diff.
+#: share of a result's changed lines that must appear in the merge's diff.
 REPEAT_SHARE: Final = 0.5
-#: changed lines read per diff (the stored diffs are already cut to 200 lines per patch).
+#: diff lines read per commit (the stored diffs are already cut to 200 lines per patch).
 MAX_LINES: Final = 2000
 
 
 def changed_lines(delta: str) -> frozenset[str]:
-    """The distinct changed lines of a stored diff (without the ``+``/``-``)."""
-    return frozenset(diff_digest(delta, max_lines=MAX_LINES)[2])
+    """The distinct changed lines of a stored diff: ``+``/``-`` lines without the sign,
+    stripped, not the ``+++``/``---`` file headers; at most :data:`MAX_LINES` lines read."""
+    out: set[str] = set()
+    for n, line in enumerate(delta.splitlines()):
+        if n >= MAX_LINES:
+            break
+        if line[:1] in ("+", "-") and not line.startswith(("+++", "---")):
+            body = line[1:].strip()
+            if body:
+                out.add(body)
+    return frozenset(out)
 
 
-def repeats(merge_lines: frozenset[str], earlier_lines: frozenset[str]) -> bool:
-    """Whether a merge with ``merge_lines`` repeats a commit with ``earlier_lines``."""
-    if not earlier_lines or not merge_lines:
+def repeats(merge_lines: frozenset[str], result_lines: frozenset[str]) -> bool:
+    """Whether a merge with ``merge_lines`` repeats a result with ``result_lines``."""
+    if not result_lines or not merge_lines:
         return False
-    shared = len(earlier_lines & merge_lines)
-    return shared >= REPEAT_SHARE * len(earlier_lines)
+    return len(result_lines & merge_lines) >= REPEAT_SHARE * len(result_lines)
 
 
-def demote_repeating_merges(
+def repeating_merges(
     ranked: Sequence[K],
     is_merge: Callable[[K], bool],
-    delta: Callable[[K], str],
-) -> tuple[list[K], set[K]]:
-    """``ranked`` (best first) with every merge that repeats a result above it moved below
-    the results that repeat nothing, both groups in their original order; also the set of
-    demoted items. ``delta(item)`` is the stored diff; it is read for merges and for the
-    items ranked above a merge only."""
-    lines: dict[int, frozenset[str]] = {}
-
-    def lines_of(i: int) -> frozenset[str]:
-        if i not in lines:
-            lines[i] = changed_lines(delta(ranked[i]) or "")
-        return lines[i]
-
-    demoted: set[int] = set()
-    for i, item in enumerate(ranked):
+    lines: Callable[[K], frozenset[str]],
+) -> dict[K, K]:
+    """``{merge: host}`` for every merge of ``ranked`` (best first) that repeats another
+    item. The host is the best-ranked non-merge it repeats (anywhere in the list), else the
+    best-ranked merge above it that it repeats (so two merges never fold under each other).
+    ``lines(item)`` is read only for lists holding a merge."""
+    out: dict[K, K] = {}
+    if not any(is_merge(item) for item in ranked):
+        return out
+    commits = [item for item in ranked if not is_merge(item)]
+    for n, item in enumerate(ranked):
         if not is_merge(item):
             continue
-        mine = lines_of(i)
-        if any(j not in demoted and repeats(mine, lines_of(j)) for j in range(i)):
-            demoted.add(i)
-    kept = [item for i, item in enumerate(ranked) if i not in demoted]
-    moved = [item for i, item in enumerate(ranked) if i in demoted]
-    return kept + moved, set(moved)
+        mine = lines(item)
+        above = [other for other in ranked[:n] if is_merge(other)]
+        host = next((other for other in [*commits, *above] if repeats(mine, lines(other))),
+                    None)
+        if host is not None:
+            out[item] = host
+    return out

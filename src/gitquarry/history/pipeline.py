@@ -5,7 +5,8 @@
   the commit's vector in the ranker's namespace, only when dedup or MMR needs it).
 - ``merge_folder``: the fold hook: a merge shown beside commits it brought in is folded under
   them when everything it brought in (``git rev-list P2 ^P1``, asked of git only for a merge
-  one of whose other parents is already shown) is shown, directly or as a copy.
+  one of whose other parents is already shown) is shown, directly or as a copy, or when its
+  diff repeats another result (``history.merges``).
 - ``copies``: for each shown commit, the other commits with its patch-id (cherry-picks,
   rebased copies, backports, single-commit merges) and the merges folded under it, each with
   the indexed refs that contain it.
@@ -24,6 +25,7 @@ import numpy as np
 
 from gitquarry.gitio.ancestry import merged_commits, refs_containing
 from gitquarry.gitio.refs import ref_from_bytes
+from gitquarry.history.merges import changed_lines, repeating_merges
 from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
 
 log = logging.getLogger(__name__)
@@ -123,13 +125,16 @@ def _copy_hashes(conn: sqlite3.Connection, patch_ids: set[str]) -> set[str]:
     }
 
 
-def merge_folder(conn: sqlite3.Connection) -> Any:
+def merge_folder(conn: sqlite3.Connection, *, repeats: bool = True) -> Any:
     """The fold hook for ``run_pipeline``: ``fold(window) -> {merge id: host commit id}``.
 
     A merge in the window is folded when every commit it brought in is in the window or is
     a copy (same patch-id) of one; the host is the best-ranked non-merge among them. Git is
     asked (``gitio.ancestry.merged_commits``) only for merges one of whose other parents is
-    already shown, at most once per merge per query.
+    already shown, at most once per merge per query. With ``repeats`` (the default), a merge
+    whose stored diff repeats another result of the window (``history.merges``: half of that
+    result's changed lines) is folded under it as well; changed lines are read from the
+    index once per commit per query, and only for windows holding a merge.
     """
     cache: dict[int, list[str] | None] = {}
 
@@ -156,7 +161,24 @@ def merge_folder(conn: sqlite3.Connection) -> Any:
             hosts = [h for h in brought if h in by_hash and not by_hash[h].is_merge]
             if hosts:
                 out[row.id] = by_hash[min(hosts, key=lambda h: position[h])].id
+        rest = [r for r in rows if r.id not in out]
+        if repeats and any(r.is_merge for r in rest):
+            lines = _changed_lines([r.id for r in rest])
+            found = repeating_merges(rest, lambda r: r.is_merge, lambda r: lines[r.id])
+            out.update({merge.id: host.id for merge, host in found.items()})
         return out
+
+    diffs: dict[int, frozenset[str]] = {}
+
+    def _changed_lines(ids: list[int]) -> dict[int, frozenset[str]]:
+        todo = [i for i in ids if i not in diffs]
+        if todo:
+            marks = ",".join("?" * len(todo))
+            for cid, delta in conn.execute(
+                f"SELECT id, delta_truncated FROM git_commits WHERE id IN ({marks})", todo
+            ):
+                diffs[int(cid)] = changed_lines(delta or "")
+        return {i: diffs.get(i, frozenset()) for i in ids}
 
     return fold
 

@@ -1,10 +1,11 @@
 """``search_git_history``: the one search function behind the CLI and MCP surfaces.
 
-Pipeline: validate → candidate filters (files glob, time range) → BM25 top-k from FTS5
-(``history.lexical``: exact) → (semantic top-k, when vectors exist) → RRF → normalise →
-hydrate. Filters apply to the whole ranking (``history.candidates``: inside the ranking
-queries, or after them on a prefix that provably holds the answer), so ``top_n`` is filled
-whenever enough matching commits exist.
+Pipeline: validate → candidate filters (files glob, time range, merges) → BM25 top-k from
+FTS5 (``history.lexical``: exact) → (semantic top-k, when vectors exist) → RRF weighted by
+query shape → order (``history.ordering``: relevance, introduction questions, or committer
+time) → result pipeline (copies, folded merges, dedup) → hydrate. Filters apply to the whole
+ranking (``history.candidates``: inside the ranking queries, or after them on a prefix that
+provably holds the answer), so ``top_n`` is filled whenever enough matching commits exist.
 """
 
 from __future__ import annotations
@@ -26,11 +27,12 @@ from gitquarry.history.candidates import (
 from gitquarry.history.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
 from gitquarry.history.models import CommitResult, GitSearchResponse, RankedHit, Warning_
 from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
+from gitquarry.history.ordering import MERGE_FILTERS, SORTS, order_candidates
 from gitquarry.history.pipeline import candidates, copies, merge_folder
 from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
-from gitquarry.retrieval.fusion import rrf_fuse
+from gitquarry.retrieval.fusion import SHAPE_WEIGHTS, introduction_subject, rrf_fuse
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
@@ -157,15 +159,22 @@ def validate_request(
     files_glob: str | None,
     after: int | None,
     before: int | None,
+    merges: str = "include",
+    sort: str = "relevance",
 ) -> None:
     """Check search arguments before any work (the index is not opened).
 
-    :raises InvalidArgumentError: top_n outside 1..100, unknown mode, after later than before.
+    :raises InvalidArgumentError: top_n outside 1..100, unknown mode, merges or sort, after
+        later than before.
     :raises InvalidGlobError: ``files_glob`` is malformed.
     """
     validate_top_n(top_n)
     if mode not in ("lexical", "semantic", "hybrid"):
         raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
+    if merges not in MERGE_FILTERS:
+        raise InvalidArgumentError("merges", f"must be include, exclude or only, got {merges!r}")
+    if sort not in SORTS:
+        raise InvalidArgumentError("sort", f"must be relevance, newest or oldest, got {sort!r}")
     check_time_range(after, before)
     if files_glob:
         compile_glob(files_glob)
@@ -183,7 +192,10 @@ def search_git_history(
     semantic: Any | None = None,
     lexical_weight: float = 1.0,
     semantic_weight: float = 1.0,
-    rrf_k: int = 60,
+    rrf_k: int = 20,
+    weight_by_shape: bool = True,
+    merges: str = "include",
+    sort: str = "relevance",
     pipeline: PipelineSettings | None = None,
     reranker: Reranker | None = None,
     reranker_problem: tuple[str, str] | None = None,
@@ -194,13 +206,22 @@ def search_git_history(
 
     ``mode`` is "lexical", "semantic" or "hybrid". ``semantic`` is a ranker from
     ``gitquarry.history.semantic`` (or None: hybrid/semantic then degrade to lexical with a
-    warning). ``after``/``before`` are inclusive Unix-second bounds on the committer time.
-    The fused ranking then goes through the shared result pipeline
+    warning). ``after``/``before`` are inclusive Unix-second bounds on the committer time;
+    ``merges`` "include" (default), "exclude" (no merge commits) or "only" is a filter like
+    them, applied inside both rankers. In hybrid mode with ``weight_by_shape`` the RRF weights
+    are multiplied by the query shape's (:data:`~gitquarry.retrieval.fusion.SHAPE_WEIGHTS`:
+    identifiers and quoted text favour keywords, questions in prose favour vectors).
+    ``sort``: "relevance" (default; introduction questions refined as
+    ``gitquarry.history.ordering`` says) or "newest"/"oldest" (the most relevant
+    ``max(4 × top_n, 50)`` matching commits, in committer-time order; scores stay relevance
+    scores). The ordered ranking then goes through the shared result pipeline
     (``retrieval.pipeline``; ``pipeline`` None: its defaults): copies of one change collapsed
     (``copies``), near-duplicates removed, optionally a confidence threshold, MMR and a
-    cross-encoder ``reranker``; merges that only brought in shown commits are folded under
-    them. Without MMR or rerank, results are sorted by ``score`` descending, ties broken
-    deterministically; with them, in the order those steps chose (``--explain`` says why).
+    cross-encoder ``reranker``; merges that only brought in shown commits, or whose diff
+    repeats a shown result, are folded under them (``history.pipeline.merge_folder``).
+    With ``sort="relevance"`` and without MMR or rerank, results are sorted by ``score``
+    descending, ties broken deterministically; with them, in the order those steps chose
+    (``--explain`` says why).
     A search whose pipeline removed so many candidates that fewer than ``top_n`` remain ranks
     again with a 4x longer candidate list (up to ``CANDIDATE_MAX``).
     ``narrowing``: author/committer/path/pickaxe/commit-set filters (``history.narrow``),
@@ -209,14 +230,21 @@ def search_git_history(
     same fused candidates with a window of ``ranking_depth``, less the results and what they
     absorbed, so a page never repeats a commit shown or listed under one before.
 
-    :raises InvalidArgumentError: top_n outside 1..100, unknown mode, after > before.
+    :raises InvalidArgumentError: top_n outside 1..100, unknown mode/merges/sort, after >
+        before.
     :raises InvalidGlobError: ``files_glob`` is malformed.
     :raises IndexCorruptError: the database is unreadable.
     """
-    validate_request(top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before)
+    validate_request(top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before,
+                     merges=merges, sort=sort)
     if files_glob is not None and files_glob == "":
         files_glob = None
-    filters = Filters(files_glob=files_glob, after=after, before=before)
+    filters = Filters(files_glob=files_glob, after=after, before=before,
+                      merges=None if merges == "include" else merges)
+    subject = introduction_subject(query) if sort == "relevance" and query else None
+    ranked_query = subject or query
+    # a reordering by age needs the whole candidate list, not only the first top_n
+    reorders = sort != "relevance" or subject is not None
     conn = store.conn
     warnings: list[Warning_] = []
     more: list[RankedHit] = []
@@ -248,19 +276,25 @@ def search_git_history(
             settings = pipeline if pipeline is not None else PipelineSettings()
             upper: float | None = None  # the query's largest possible BM25, once needed
             passes = 0
+            # one fold hook for every pass: it caches git's answers and the changed lines
+            folder = merge_folder(conn) if settings.collapse and merges != "exclude" else None
             while True:  # another pass only when the pipeline used up the candidates
                 pass_warnings: list[Warning_] = []
                 passes += 1
 
                 # Fusion needs each ranker's exact top-``limit``; lexical mode only the top_n
                 # (on a later pass, all ``limit``: the pipeline removed some).
-                need = top_n if (mode == "lexical" or semantic is None) and passes == 1 else limit
+                need = (
+                    top_n
+                    if (mode == "lexical" or semantic is None) and passes == 1 and not reorders
+                    else limit
+                )
 
                 def lexical_rank(
                     n: int, materialized: bool, need: int = need
                 ) -> list[LexicalHit]:
                     return lexical_top_k(
-                        conn, query, filters, n, has_glob=materialized, total_docs=total,
+                        conn, ranked_query, filters, n, has_glob=materialized, total_docs=total,
                         need=need,
                     )
 
@@ -271,13 +305,13 @@ def search_git_history(
                     # SQLite reads now; the query embedding and the matrix product run on a worker
                     # thread while the keyword ranking below runs here.
                     pending = semantic.start(
-                        conn, query, filters, semantic_asked, has_glob=glob is not None
+                        conn, ranked_query, filters, semantic_asked, has_glob=glob is not None
                         and not semantic_post
                     )
                 lexical: list[LexicalHit] = (
                     rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
                 )
-                if not fts5_match_expression(query) and mode == "lexical":
+                if not fts5_match_expression(ranked_query) and mode == "lexical":
                     pass_warnings.append(
                         Warning_(
                             code="no_searchable_terms",
@@ -303,7 +337,9 @@ def search_git_history(
                             kept = glob.post_filter(semantic_hits, semantic_asked, limit, need)
                             if kept is None:  # too few matching: rank over the materialised set
                                 glob.materialize()
-                                outcome = semantic.top_k(conn, query, filters, limit, has_glob=True)
+                                outcome = semantic.top_k(
+                                    conn, ranked_query, filters, limit, has_glob=True
+                                )
                                 kept = list(outcome.hits)
                             semantic_hits = kept
                         embedded_fraction = outcome.embedded_fraction
@@ -317,16 +353,23 @@ def search_git_history(
                     weights = [semantic_weight]
                 elif effective == "hybrid":
                     rankings = [[hit.id for hit in lexical], [i for i, _ in semantic_hits]]
-                    weights = [lexical_weight, semantic_weight]
+                    shape = SHAPE_WEIGHTS.for_query(ranked_query) if weight_by_shape else (1, 1)
+                    weights = [lexical_weight * shape[0], semantic_weight * shape[1]]
                 else:
                     rankings = [[hit.id for hit in lexical]]
                     weights = [lexical_weight]
                 fused = rrf_fuse(rankings, weights, k=rrf_k)
                 if upper is None and lexical and effective != "semantic":
-                    upper = bm25_upper_bound(conn, query, total)
-                scored, lex_scores = _score_candidates(
+                    upper = bm25_upper_bound(conn, ranked_query, total)
+                by_fusion, lex_scores = _score_candidates(
                     fused, effective, lexical, semantic_hits, weights, rrf_k, upper or 0.0
                 )
+                score_of = dict(by_fusion)
+                ordered = order_candidates(
+                    conn, [cid for cid, _ in fused], [hit.id for hit in lexical], sort=sort,
+                    introduction=subject is not None,
+                )
+                scored = [(cid, score_of[cid]) for cid in ordered]
                 vectors_ns = (
                     getattr(semantic, "namespace_id", None)
                     if effective != "lexical" and (settings.dedup_enabled or settings.mmr_enabled)
@@ -335,7 +378,7 @@ def search_git_history(
                 outcome = run_pipeline(
                     candidates(conn, scored, namespace_id=vectors_ns), settings, top_n=top_n,
                     query=query, reranker=reranker, reranker_problem=reranker_problem,
-                    fold=merge_folder(conn) if settings.collapse else None,
+                    fold=folder,
                 )
                 # the rankers returned all they were asked for: more candidates may exist
                 full = bool(rankings) and max(len(r) for r in rankings) >= need

@@ -49,6 +49,7 @@ class SemanticOutcome:
 class _Matrix:
     ids: np.ndarray  # int64 (n,)
     timestamps: np.ndarray  # int64 (n,)
+    merges: np.ndarray  # bool (n,): is the commit a merge
     vectors: np.ndarray  # float32 (n, d), rows L2-normalised
 
 
@@ -168,7 +169,7 @@ class SemanticRanker:
         if self._matrix is not None and version == self._data_version:
             return self._matrix
         rows = conn.execute(
-            "SELECT v.commit_id, c.timestamp, v.vector FROM commit_vectors v "
+            "SELECT v.commit_id, c.timestamp, v.vector, c.is_merge FROM commit_vectors v "
             "JOIN git_commits c ON c.id = v.commit_id WHERE v.namespace_id = ? "
             "ORDER BY v.commit_id",
             (self.namespace_id,),
@@ -176,13 +177,14 @@ class SemanticRanker:
         n = len(rows)
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
         stamps = np.fromiter((r[1] for r in rows), dtype=np.int64, count=n)
+        merges = np.fromiter((bool(r[3]) for r in rows), dtype=bool, count=n)
         if n:
             vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(
                 n, self.dimensions
             ).astype(np.float32, copy=False)
         else:
             vectors = np.zeros((0, self.dimensions), dtype=np.float32)
-        self._matrix = _Matrix(ids, stamps, vectors)
+        self._matrix = _Matrix(ids, stamps, merges, vectors)
         self._data_version = version
         return self._matrix
 
@@ -312,6 +314,9 @@ def _top_k(
     if filters.before is not None:
         below = matrix.timestamps <= filters.before
         mask = below if mask is None else mask & below
+    if filters.merges in ("exclude", "only"):
+        kind = matrix.merges if filters.merges == "only" else ~matrix.merges
+        mask = kind if mask is None else mask & kind
     if allowed is not None:
         in_glob = np.isin(matrix.ids, allowed)
         mask = in_glob if mask is None else mask & in_glob

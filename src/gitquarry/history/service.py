@@ -73,12 +73,15 @@ class HistorySearcher:
         min_score: float | None = None,
         narrowing: Narrowing | None = None,
         ranking_depth: int = 0,
+        merges: str | None = None,
+        sort: str = "relevance",
     ) -> GitSearchResponse:
         """Run ``search_git_history`` with the workspace's ``[search]`` settings.
 
-        ``mode`` None means the configured default (hybrid unless changed). ``collapse``,
-        ``diverse`` (MMR) and ``min_score`` override ``[search] collapse_copies``,
-        ``mmr_enabled`` and ``min_confidence`` for this request (None: configured).
+        ``mode`` and ``merges`` None mean the configured defaults (hybrid and include unless
+        changed). ``collapse``, ``diverse`` (MMR) and ``min_score`` override ``[search]
+        collapse_copies``, ``mmr_enabled`` and ``min_confidence`` for this request (None:
+        configured). ``sort``: relevance, newest or oldest.
         ``narrowing``: author/committer/path/pickaxe filters (``history.narrow``).
         ``ranking_depth``: how long a ranking to return in ``more`` for cursors (0: none).
 
@@ -86,8 +89,10 @@ class HistorySearcher:
         """
         cfg = self.workspace.config.search
         mode = mode or cfg.mode
+        merges = merges or cfg.merges
         validate_request(
-            top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before
+            top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before,
+            merges=merges, sort=sort,
         )
         check_min_score(min_score)
         settings = PipelineSettings.from_search_config(
@@ -112,6 +117,9 @@ class HistorySearcher:
             reranker_problem=problem,
             narrowing=validate_narrowing(narrowing) if narrowing is not None else None,
             ranking_depth=ranking_depth,
+            weight_by_shape=cfg.weight_by_shape,
+            merges=merges,
+            sort=sort,
         )
 
     def timeline(self, query: str, *, files_glob: str | None = None, after: int | None = None,

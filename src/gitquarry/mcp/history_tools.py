@@ -1,15 +1,16 @@
 """The MCP tool ``search_git_history`` (the seed's contract), on the shared gitquarry server.
 
 Input schema: the seed's (``query`` required; ``top_n`` 1..100 default 5; ``files_glob``;
-``after_timestamp``; ``before_timestamp``) plus the optional result-pipeline switches
-``collapse``, ``diverse`` and ``min_score``. Output: one text block holding the JSON response,
-sent once (no structured-content copy) — ``results`` (hash, title, author, committer,
-timestamp, message, files_changed, delta_truncated, score, repo_path, ``copies`` and
-``copies_omitted`` (issue 14), and ``cut`` when a field was shortened), ``query``,
-``total_commits_indexed``, ``effective_mode``, ``results_omitted``, ``warnings`` — bounded by
-``gitquarry.bounded.HISTORY_LIMITS`` (every field capped, at most 1,000,000 bytes in all).
-Invalid arguments and gitquarry errors come back as tool errors (``is_error``) with the
-error's message; the server never crashes on them.
+``after_timestamp``; ``before_timestamp``) plus optional fields beyond it: the filter
+``merges`` (include/exclude/only) and the order ``sort`` (relevance/newest/oldest), issue 8
+§4, and the result-pipeline switches ``collapse``, ``diverse`` and ``min_score``. Output: one
+text block holding the JSON response, sent once (no structured-content copy) — ``results``
+(hash, title, author, committer, timestamp, message, files_changed, delta_truncated, score,
+repo_path, ``copies`` and ``copies_omitted`` (issue 14), and ``cut`` when a field was
+shortened), ``query``, ``total_commits_indexed``, ``effective_mode``, ``results_omitted``,
+``warnings`` — bounded by ``gitquarry.bounded.HISTORY_LIMITS`` (every field capped, at most
+1,000,000 bytes in all). Invalid arguments and gitquarry errors come back as tool errors
+(``is_error``) with the error's message; the server never crashes on them.
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the tool's annotations.
@@ -30,6 +31,23 @@ from gitquarry.retrieval.filters import TimeBound, interpret_time
 from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
+
+#: Optional fields beyond the seed's schema: the merge filter and the order (issue 8 §4).
+ORDER_FIELDS: dict[str, Any] = {
+    "merges": {
+        "type": "string",
+        "enum": ["include", "exclude", "only"],
+        "default": "include",
+        "description": "Merge commits: include (default), exclude (no merges) or only merges",
+    },
+    "sort": {
+        "type": "string",
+        "enum": ["relevance", "newest", "oldest"],
+        "default": "relevance",
+        "description": "relevance (default), or the most relevant matches ordered by commit "
+        "time (newest or oldest first; 'oldest' finds the commit that introduced something)",
+    },
+}
 
 #: Optional fields beyond the seed's schema: the result pipeline's per-request switches.
 PIPELINE_FIELDS: dict[str, Any] = {
@@ -78,8 +96,10 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "description": "Optional Unix timestamp to filter commits before this date",
         },
-        # beyond the seed: the result pipeline's per-request switches (issue 14)
-        **{name: PIPELINE_FIELDS[name] for name in PIPELINE_FIELDS},
+        # beyond the seed: the merge filter and the order (issue 8 §4), the result
+        # pipeline's per-request switches (issue 14)
+        **ORDER_FIELDS,
+        **PIPELINE_FIELDS,
     },
     "required": ["query"],
 }
@@ -163,6 +183,8 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
         files_glob: Annotated[str | None, Field(strict=True)] = None,
         after_timestamp: Annotated[int | None, Field(strict=True)] = None,
         before_timestamp: Annotated[int | None, Field(strict=True)] = None,
+        merges: Annotated[str | None, Field(strict=True)] = None,
+        sort: Annotated[str, Field(strict=True)] = "relevance",
         collapse: Annotated[bool | None, Field(strict=True)] = None,
         diverse: Annotated[bool | None, Field(strict=True)] = None,
         min_score: Annotated[float | None, Field(ge=0, le=1)] = None,
@@ -193,6 +215,8 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
                     options=AnswerOptions(detail=detail, max_tokens=max_tokens,
                                           cursor=cursor),
                     extra_warnings=notes,
+                    merges=merges,
+                    sort=sort,
                     collapse=collapse,
                     diverse=diverse,
                     min_score=min_score,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Final, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -96,6 +96,12 @@ class ShapeWeights:
     def for_query(self, query: str) -> tuple[float, float]:
         weights: tuple[float, float] = getattr(self, query_shape(query))
         return weights
+
+
+#: RRF weight multipliers (lexical, semantic) per query shape, chosen on both relevance sets
+#: (docs/performance.md, "Fusion"): identifiers and quoted text lean on keywords, questions
+#: in prose on vectors.
+SHAPE_WEIGHTS: Final = ShapeWeights(keyword=(1.0, 0.5), mixed=(1.0, 1.0), natural=(1.0, 2.0))
 
 
 def score_fuse(

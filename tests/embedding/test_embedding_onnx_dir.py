@@ -1,0 +1,177 @@
+"""Provider ``onnx`` (an encoder directory) and the MPNet graph of
+``tools/build_encoder_int8.py``, with real ONNX Runtime sessions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gitquarry.config import EmbeddingConfig
+from gitquarry.embedding import create_embedder
+from gitquarry.embedding.minilm import MiniLMOnnxEmbedder, model_files
+from gitquarry.embedding.onnx_dir import OnnxDirEmbedder
+from gitquarry.errors import EmbeddingConfigInvalidError, EmbeddingModelUnavailableError
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+
+
+def make(model: str) -> Any:
+    return create_embedder(EmbeddingConfig(provider="onnx", model=model), purpose="index")
+
+
+def encoder_dir(tmp_path: Path, *, digest: str | None = None) -> Path:
+    """The bundled MiniLM files laid out as an ``onnx`` provider directory."""
+    directory = tmp_path / "encoder"
+    directory.mkdir()
+    model, tokenizer = model_files()
+    shutil.copy(model, directory / "model.onnx")
+    shutil.copy(tokenizer, directory / "tokenizer.json")
+    real = hashlib.sha256((directory / "model.onnx").read_bytes()).hexdigest()
+    (directory / "MANIFEST.json").write_text(json.dumps({
+        "model_id": "minilm-copy", "dimensions": 384, "max_tokens": 256,
+        "sep_token": "[SEP]", "files": {"model.onnx": digest or real},
+    }))
+    return directory
+
+
+@pytest.mark.slow
+def test_a_directory_runs_like_the_bundled_model(tmp_path: Path) -> None:
+    directory = encoder_dir(tmp_path)
+    embedder = make(str(directory))
+    assert isinstance(embedder, OnnxDirEmbedder)
+    assert embedder.model.startswith("minilm-copy@") and len(embedder.model) == 12 + 12
+    texts = ["Fix crash when the config file is missing", "Add dark mode " * 200, ""]
+    bundled = MiniLMOnnxEmbedder()
+    for budget in (None, 128):
+        mine = embedder.embed(texts, max_tokens=budget)
+        theirs = bundled.embed(texts, max_tokens=budget)
+        assert mine.shape == (3, 384)
+        np.testing.assert_allclose(mine, theirs, atol=1e-6)
+    namespace = embedder.namespace("commit-v2-t128")
+    assert namespace.provider == "onnx" and namespace.model == embedder.model
+
+
+def test_configuration_errors_are_typed(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingConfigInvalidError, match="directory"):
+        make("")
+    with pytest.raises(EmbeddingConfigInvalidError, match="not a directory"):
+        make(str(tmp_path / "nope"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(EmbeddingModelUnavailableError, match="missing"):
+        make(str(empty))
+    wrong = encoder_dir(tmp_path, digest="0" * 64)
+    with pytest.raises(EmbeddingModelUnavailableError, match="SHA-256"):
+        make(str(wrong))
+    (wrong / "MANIFEST.json").write_text("{not json")
+    with pytest.raises(EmbeddingModelUnavailableError, match="MANIFEST"):
+        make(str(wrong))
+
+
+# ----------------------------------------------------------------------------- MPNet graph
+
+
+def _builder():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import build_encoder_int8
+    finally:
+        sys.path.remove(str(TOOLS))
+    return build_encoder_int8
+
+
+def test_relative_position_buckets_match_mpnet() -> None:
+    buckets = _builder().relative_buckets(200)
+    assert buckets.shape == (200, 200)
+    assert buckets[0, 0] == 0
+    # keys after the query: 16 + distance for short distances; before it: the distance
+    assert buckets[10, 13] == 16 + 3 and buckets[13, 10] == 3
+    # exact up to 7, logarithmic after, capped at 15 within each direction
+    assert buckets[0, 7] == 16 + 7 and buckets[0, 8] == 16 + 8
+    assert buckets[0, 199] == 31 and buckets[199, 0] == 15
+    assert buckets[0, 127] == 16 + 15 and buckets[0, 30] < 16 + 15
+
+
+def _numpy_mpnet(w: dict[str, np.ndarray], config: dict, ids: np.ndarray,  # type: ignore[type-arg]
+                 buckets: np.ndarray) -> np.ndarray:
+    """Hugging Face's MPNetModel forward pass, written out in numpy."""
+    from math import erf, sqrt
+
+    def ln(x: np.ndarray, p: str) -> np.ndarray:
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(var + config["layer_norm_eps"]) * w[f"{p}.weight"] + w[
+            f"{p}.bias"]
+
+    def lin(x: np.ndarray, p: str) -> np.ndarray:
+        return x @ w[f"{p}.weight"].T + w[f"{p}.bias"]
+
+    n = ids.shape[1]
+    heads = config["num_attention_heads"]
+    d = config["hidden_size"] // heads
+    x = w["embeddings.word_embeddings.weight"][ids[0]] + w[
+        "embeddings.position_embeddings.weight"][np.arange(n) + 2]
+    x = ln(x, "embeddings.LayerNorm")
+    bias = w["encoder.relative_attention_bias.weight"][buckets[:n, :n]].transpose(2, 0, 1)
+    gelu = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / sqrt(2))))
+    for i in range(config["num_hidden_layers"]):
+        p = f"encoder.layer.{i}"
+        q, k, v = (lin(x, f"{p}.attention.attn.{c}").reshape(n, heads, d).transpose(1, 0, 2)
+                   for c in "qkv")
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(d) + bias
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        ctx = (probs @ v).transpose(1, 0, 2).reshape(n, heads * d)
+        x = ln(lin(ctx, f"{p}.attention.attn.o") + x, f"{p}.attention.LayerNorm")
+        h = gelu(lin(x, f"{p}.intermediate.dense"))
+        x = ln(lin(h, f"{p}.output.dense") + x, f"{p}.output.LayerNorm")
+    return x
+
+
+def test_mpnet_graph_equals_a_numpy_forward_pass(tmp_path: Path) -> None:
+    """The ONNX graph the builder writes computes MPNetModel (tiny random weights)."""
+    import onnx
+    import onnxruntime as ort
+
+    builder = _builder()
+    config = {"hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 2,
+              "intermediate_size": 64, "layer_norm_eps": 1e-5, "pad_token_id": 1,
+              "relative_attention_num_buckets": 32, "max_position_embeddings": 66}
+    rng = np.random.default_rng(7)
+    w: dict[str, np.ndarray] = {
+        "embeddings.word_embeddings.weight": rng.normal(size=(50, 32)),
+        "embeddings.position_embeddings.weight": rng.normal(size=(66, 32)),
+        "encoder.relative_attention_bias.weight": rng.normal(size=(32, 4)),
+        "embeddings.LayerNorm.weight": rng.normal(1, 0.1, 32),
+        "embeddings.LayerNorm.bias": rng.normal(0, 0.1, 32),
+    }
+    for i in range(2):
+        p = f"encoder.layer.{i}"
+        for c in "qkvo":
+            w[f"{p}.attention.attn.{c}.weight"] = rng.normal(0, 0.2, (32, 32))
+            w[f"{p}.attention.attn.{c}.bias"] = rng.normal(0, 0.1, 32)
+        w[f"{p}.intermediate.dense.weight"] = rng.normal(0, 0.2, (64, 32))
+        w[f"{p}.intermediate.dense.bias"] = rng.normal(0, 0.1, 64)
+        w[f"{p}.output.dense.weight"] = rng.normal(0, 0.2, (32, 64))
+        w[f"{p}.output.dense.bias"] = rng.normal(0, 0.1, 32)
+        for ln in ("attention.LayerNorm", "output.LayerNorm"):
+            w[f"{p}.{ln}.weight"] = rng.normal(1, 0.1, 32)
+            w[f"{p}.{ln}.bias"] = rng.normal(0, 0.1, 32)
+    w = {k: v.astype(np.float32) for k, v in w.items()}
+    path = tmp_path / "mpnet.onnx"
+    onnx.save(builder.build_mpnet_fp32(w, config, 64), str(path))
+    onnx.checker.check_model(str(path))
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for n in (1, 5, 40):
+        ids = rng.integers(3, 50, size=(1, n)).astype(np.int64)
+        got = session.run(["last_hidden_state"],
+                          {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+        want = _numpy_mpnet(w, config, ids, builder.relative_buckets(64))
+        np.testing.assert_allclose(got, want, atol=2e-4)
