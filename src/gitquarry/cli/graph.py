@@ -31,7 +31,7 @@ from gitquarry.cli.common import (
     warn,
 )
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
-from gitquarry.graph import GraphIndexReport, reindex_workspace, search_graph
+from gitquarry.graph.models import GraphIndexReport
 
 graph_app = typer.Typer(
     name="graph",
@@ -91,6 +91,8 @@ def search(
 
     Rebuilds the graph index first when graph or docs files changed since the last index.
     """
+    from gitquarry.graph.api import search_graph  # the graph code only when it runs
+
     workspace = open_workspace(project, for_search=True)
     response = search_graph(workspace, query, kind=kind, limit=limit,
                             diverse=True if diverse else None, min_score=min_score)
@@ -138,6 +140,8 @@ def highlighted(snippet: str) -> Text:
 @graph_app.command("reindex", cls=Command)
 def reindex(json_output: JsonOption = False, project: ProjectOption = None) -> None:
     """Rebuild the architecture-graph index from the graph and docs files now."""
+    from gitquarry.graph.api import reindex_workspace
+
     workspace = open_workspace(project, for_search=True)
     report = reindex_workspace(workspace)
     _report_warnings(report)

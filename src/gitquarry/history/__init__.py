@@ -1,8 +1,25 @@
 """The commit-history corpus: indexing every commit of every repository, and searching it."""
 
-from gitquarry.history.indexer import IndexReport, RepoReport, index_workspace
-from gitquarry.history.models import CommitResult, GitSearchResponse
-from gitquarry.history.search import search_git_history
+from typing import TYPE_CHECKING
+
+from gitquarry._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from gitquarry.history.indexer import IndexReport, RepoReport, index_workspace
+    from gitquarry.history.models import CommitResult, GitSearchResponse
+    from gitquarry.history.search import search_git_history
+
+#: exported name -> the module that defines it (imported on first use)
+_EXPORTS = {
+    "IndexReport": "gitquarry.history.indexer",
+    "RepoReport": "gitquarry.history.indexer",
+    "index_workspace": "gitquarry.history.indexer",
+    "CommitResult": "gitquarry.history.models",
+    "GitSearchResponse": "gitquarry.history.models",
+    "search_git_history": "gitquarry.history.search",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CommitResult",

@@ -19,14 +19,15 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from gitquarry.gitio.ancestry import merged_commits, refs_containing
 from gitquarry.gitio.refs import ref_from_bytes
 from gitquarry.history.merges import changed_lines, repeating_merges
 from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,8 @@ def candidates(
         }
         vectors: dict[int, np.ndarray] = {}
         if namespace_id is not None:
+            import numpy as np  # only when vectors exist (lexical search starts without it)
+
             for cid, blob in conn.execute(
                 f"SELECT commit_id, vector FROM commit_vectors WHERE namespace_id = ? "
                 f"AND commit_id IN ({marks})",

@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 _FRONT_MATTER = re.compile(r"\A(---|\+\+\+)[ \t]*\r?\n")
 #: a trailing attribute list (``## Title { #anchor }``, pandoc / Python-Markdown attr_list)
@@ -39,6 +41,8 @@ class Heading:
 def _parser() -> MarkdownIt:
     md: MarkdownIt | None = getattr(_local, "md", None)
     if md is None:
+        from markdown_it import MarkdownIt  # the parser only when a document is parsed
+
         md = MarkdownIt("commonmark").disable(["inline", "text_join"])
         _local.md = md
     return md

@@ -7,22 +7,34 @@ locators, digests and vectors (schema: ``gitquarry.store.schema.repo_docs``).
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from gitquarry.embedding.base import VECTOR_DTYPE
-from gitquarry.repo_docs.chunker import ChunkSpan
 from gitquarry.repo_docs.plan import DocFile, Exclusion
 from gitquarry.store import Store
 from gitquarry.store.connection import open_store
 from gitquarry.store.schema.repo_docs import REPO_DOCS_MIGRATIONS, REQUIRED_TABLES
 
+if TYPE_CHECKING:  # NumPy only with vectors: full-text search starts without it
+    import numpy as np
+
+    from gitquarry.config import Config
+    from gitquarry.repo_docs.chunker import ChunkSpan
+    from gitquarry.repo_docs.registry import Binding
+
 DB_NAME = "repo_docs.db"
+#: embedding text format of repository-docs chunks (part of the namespace)
+TEXT_FORMAT = "repo-docs-v1"
+
+
+def cache_dir_for(binding: Binding, config: Config) -> Path:
+    """Where the binding's docs cache lives: ``<repository>/<[indexing] index_dir>``."""
+    configured = Path(os.path.expanduser(config.indexing.index_dir))
+    return configured if configured.is_absolute() else binding.path / configured
 
 
 def parse_lines(text: str | None) -> tuple[int, ...]:
@@ -300,6 +312,10 @@ class DocsCache:
     def write_vectors(self, namespace_id: int,
                       rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
         """Store ``(chunk_id, embedding-input sha256, vector)`` rows in one transaction."""
+        import numpy as np
+
+        from gitquarry.embedding.base import VECTOR_DTYPE
+
         with self.store.atomic() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)",
@@ -311,6 +327,10 @@ class DocsCache:
                     dimensions: int) -> tuple[list[str], np.ndarray]:
         """(chunk ids, float32 matrix) of the set's chunks that have a vector, one row per
         distinct chunk id, in chunk id order."""
+        import numpy as np
+
+        from gitquarry.embedding.base import VECTOR_DTYPE
+
         ids: list[str] = []
         blobs: list[bytes] = []
         for cid, blob in self.conn.execute(

@@ -24,8 +24,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gitquarry.parsing.markdown import Heading, markdown_headings, title_from_line
-from gitquarry.parsing.rst import rst_titles
+from gitquarry.parsing.markdown import Heading, title_from_line
 from gitquarry.repo_docs.policy import canonical_json
 
 CHUNK_POLICY_ID = "repo-docs-sections-v1"
@@ -86,8 +85,12 @@ def _lines(text: str) -> _Lines:
 
 def headings_for(text: str, content_class: str) -> list[Heading]:
     if content_class == "markdown":
+        from gitquarry.parsing.markdown import markdown_headings  # the parser on first use
+
         return markdown_headings(text)
     if content_class == "restructuredtext":
+        from gitquarry.parsing.rst import rst_titles
+
         return rst_titles(text)
     return []
 

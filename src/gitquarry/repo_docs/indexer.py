@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import struct
 import time
 from collections.abc import Callable, Iterator
@@ -44,7 +43,7 @@ from gitquarry.errors import (
     RepoDocsBoundaryBlockedError,
 )
 from gitquarry.gitio.catfile import BlobReader
-from gitquarry.repo_docs.cache import DB_NAME, DocsCache
+from gitquarry.repo_docs.cache import DB_NAME, TEXT_FORMAT, DocsCache, cache_dir_for
 from gitquarry.repo_docs.chunker import (
     ChunkPolicy,
     blob_digest,
@@ -64,10 +63,6 @@ from gitquarry.repo_docs.revision import (
 )
 
 log = logging.getLogger(__name__)
-
-#: embedding text format of repository-docs chunks (part of the namespace)
-TEXT_FORMAT = "repo-docs-v1"
-
 
 @dataclass(frozen=True)
 class IndexProgress:
@@ -114,12 +109,6 @@ class IndexResult:
 
 ProgressFn = Callable[[IndexProgress], None]
 CancelFn = Callable[[], bool]
-
-
-def cache_dir_for(binding: Binding, config: Config) -> Path:
-    """Where the binding's docs cache lives: ``<repository>/<[indexing] index_dir>``."""
-    configured = Path(os.path.expanduser(config.indexing.index_dir))
-    return configured if configured.is_absolute() else binding.path / configured
 
 
 def check_index_boundary(config: Config) -> None:

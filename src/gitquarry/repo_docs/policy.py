@@ -23,12 +23,14 @@ import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wcmatch import glob as wcglob
 
 from gitquarry.errors import RepoDocsPolicyInvalidError, YamlInputError
-from gitquarry.parsing.strict_yaml import YamlMapping, load_yaml, scalar_text
+
+if TYPE_CHECKING:  # the YAML parser only when a policy file exists
+    from gitquarry.parsing.strict_yaml import YamlMapping
 
 POLICY_FILES = (".gitquarry.yaml", ".gitcode/gitcode-mcp.yaml")
 SECTION = "repository_docs"
@@ -182,6 +184,8 @@ def _patterns(section: YamlMapping, key: str, policy_file: str) -> tuple[str, ..
     if len(value) > MAX_PATTERNS:
         raise RepoDocsPolicyInvalidError(policy_file, f"{key} holds more than {MAX_PATTERNS} "
                                          "patterns", key=key, line=line)
+    from gitquarry.parsing.strict_yaml import scalar_text
+
     sources = getattr(value, "sources", [None] * len(value))
     lines = getattr(value, "item_lines", [line] * len(value))
     out: set[str] = set()
@@ -207,6 +211,8 @@ def parse_policy_file(data: bytes, policy_file: str, *, source: str) -> DocsPoli
         raise RepoDocsPolicyInvalidError(
             policy_file, f"the file is {len(data):,} bytes; the limit is {MAX_POLICY_BYTES:,}"
         )
+    from gitquarry.parsing.strict_yaml import YamlMapping, load_yaml
+
     try:
         document = load_yaml(data, policy_file, max_bytes=MAX_POLICY_BYTES, max_values=50_000)
     except YamlInputError as exc:

@@ -25,15 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from gitquarry.repo_docs.hydrate import Hydrator
 from gitquarry.repo_docs.lexical import LexicalIndex, Row
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
-from gitquarry.retrieval.vectors import cosine_top_k
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_LIMIT = 50
 MODES = ("hybrid", "fulltext")
@@ -109,6 +109,8 @@ def rank(
     used_weights: list[float] = [weights[0]]
     vector_of: dict[str, int] = {}
     if semantic is not None and len(semantic.chunk_ids):
+        from gitquarry.retrieval.vectors import cosine_top_k
+
         qvec = semantic.embed_query(query)
         hits = cosine_top_k(semantic.matrix, qvec, CANDIDATES)
         ordered = [semantic.chunk_ids[i] for i, _s in hits if semantic.chunk_ids[i]

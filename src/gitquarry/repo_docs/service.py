@@ -13,15 +13,19 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from gitquarry.config import Config
-from gitquarry.embedding import Embedder, create_embedder
 from gitquarry.errors import EmbeddingError, InvalidArgumentError
 from gitquarry.gitio.catfile import BlobReader
-from gitquarry.repo_docs.cache import DB_NAME, DocsCache, Locator, SetRow
+from gitquarry.repo_docs.cache import (
+    DB_NAME,
+    TEXT_FORMAT,
+    DocsCache,
+    Locator,
+    SetRow,
+    cache_dir_for,
+)
 from gitquarry.repo_docs.chunker import (
     ChunkPolicy,
     blob_digest,
@@ -31,14 +35,6 @@ from gitquarry.repo_docs.chunker import (
     slice_digest,
 )
 from gitquarry.repo_docs.hydrate import Hydrator
-from gitquarry.repo_docs.indexer import (
-    TEXT_FORMAT,
-    CancelFn,
-    IndexResult,
-    ProgressFn,
-    cache_dir_for,
-    index_revision_set,
-)
 from gitquarry.repo_docs.lexical import LexicalCache, LexicalIndex, Row
 from gitquarry.repo_docs.overlay import read_overlay_file
 from gitquarry.repo_docs.plan import Plan, build_plan, plan_view
@@ -52,6 +48,12 @@ from gitquarry.repo_docs.revision import (
 from gitquarry.repo_docs.search import MAX_LIMIT, MODES, SemanticSide, Warnings, rank
 from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
 from gitquarry.retrieval.rerank import reranker_for
+
+if TYPE_CHECKING:  # the indexer, NumPy and the embedding providers only when they are used
+    import numpy as np
+
+    from gitquarry.embedding import Embedder
+    from gitquarry.repo_docs.indexer import CancelFn, IndexResult, ProgressFn
 
 MAX_QUERY_CHARS = 2000
 
@@ -176,6 +178,8 @@ class RepoDocsService:
               include_worktree: bool = False, progress: ProgressFn | None = None,
               should_cancel: CancelFn | None = None,
               embedder: Embedder | None = None) -> IndexResult:
+        from gitquarry.repo_docs.indexer import index_revision_set
+
         binding = self.registry.resolve(selector)
         return index_revision_set(binding, self.config, revision=revision,
                                   include_worktree=include_worktree, embedder=embedder,
@@ -207,6 +211,8 @@ class RepoDocsService:
     def _query_embedder(self, warnings: Warnings) -> Embedder | None:
         if self._embedder is not None:
             return self._embedder
+        from gitquarry.embedding import create_embedder
+
         try:
             self._embedder = create_embedder(self.config.embedding, purpose="query")
         except EmbeddingError as exc:

@@ -35,11 +35,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from gitquarry.retrieval.similarity import cosine, jaccard, shingles
+
+if TYPE_CHECKING:  # NumPy is imported by whoever makes vectors, not by every command
+    import numpy as np
 
 K = TypeVar("K", bound=Hashable)
 

@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 #: tokens per (query, passage) pair; longer pairs are cut (the passage first)
 MAX_TOKENS = 512
 #: pairs per model call
@@ -72,6 +70,8 @@ class OnnxCrossEncoder:
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """One score per passage (higher: more relevant to ``query``)."""
+        import numpy as np  # with the model, not when the module is imported
+
         out: list[float] = []
         for start in range(0, len(passages), BATCH):
             part = passages[start : start + BATCH]
@@ -117,6 +117,8 @@ class SentenceTransformersCrossEncoder:
             ) from exc
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        import numpy as np
+
         scores = self.model.predict([(query, p) for p in passages], batch_size=BATCH,
                                     show_progress_bar=False)
         values = np.asarray(scores, dtype=np.float64).reshape(len(passages), -1)[:, -1]

@@ -4,8 +4,10 @@ and cosine over unit vectors."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 #: words per shingle (n-gram deduplication)
 NGRAM = 3
@@ -38,6 +40,8 @@ def jaccard(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> flo
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
     """Cosine similarity of two vectors (any norm; 0.0 when either is zero), in [-1, 1]."""
+    import numpy as np  # only when vectors are compared (commands start without NumPy)
+
     na = float(np.linalg.norm(a))
     nb = float(np.linalg.norm(b))
     if na == 0.0 or nb == 0.0:
