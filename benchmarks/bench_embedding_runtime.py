@@ -89,7 +89,8 @@ def documents(workspace: Workspace, n: int) -> list[str]:
     try:
         index_workspace(workspace.root, store, workspace.config, progress=NullProgress())
         rows = store.conn.execute(
-            "SELECT id, title, message, author, committer, files_changed, delta_truncated "
+            "SELECT id, title, message, author, committer, files_changed, "
+            "gq_inflate(delta_truncated) AS delta_truncated "
             "FROM git_commits WHERE is_merge = 0 ORDER BY timestamp DESC, id DESC LIMIT ?", (n,)
         ).fetchall()
     finally:
@@ -170,7 +171,8 @@ def pipeline_vs_raw(workspace: Workspace, threads: int, n: int, rounds: int) -> 
     try:
         ns = ensure_namespace(store, embedder.namespace(fmt.name))
         rows = store.conn.execute(
-            "SELECT id, title, message, author, committer, files_changed, delta_truncated "
+            "SELECT id, title, message, author, committer, files_changed, "
+            "gq_inflate(delta_truncated) AS delta_truncated "
             "FROM git_commits ORDER BY timestamp DESC, id DESC LIMIT ?", (n,)
         ).fetchall()
         texts = [fmt.build(r, embedder.max_tokens) for r in rows]

@@ -99,7 +99,8 @@ def main() -> int:
         conn = searcher.store.conn
         semantic = searcher.semantic()
         rows = conn.execute(
-            "SELECT id, hash, title, message, files_changed, delta_truncated, timestamp, "
+            "SELECT id, hash, title, message, files_changed, "
+            "gq_inflate(delta_truncated) AS delta_truncated, timestamp, "
             "author, committer, author_time, parents, is_merge FROM git_commits ORDER BY id"
         ).fetchall()
         ids = np.array([r["id"] for r in rows])

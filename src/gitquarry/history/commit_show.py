@@ -22,6 +22,7 @@ from typing import Any
 from gitquarry.bounded import cut_text
 from gitquarry.errors import CommitNotFoundError, GitquarryError, InvalidArgumentError
 from gitquarry.gitio.show import diff_lines, numstat
+from gitquarry.store.compression import inflate_text
 from gitquarry.tokens import estimate_tokens, json_tokens
 
 MIN_PREFIX = 4
@@ -176,7 +177,7 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
             source = f"index (git could not show the diff: {str(exc)[:200]})"
             git_dir = None
     if git_dir is None:
-        stored = row["delta_truncated"].split("\n")
+        stored = inflate_text(row["delta_truncated"]).split("\n")
         total = len(stored)
         for line in stored[diff_offset:diff_offset + PAGE_MAX_LINES]:
             cost = estimate_tokens(json.dumps(line, ensure_ascii=False)) + 1

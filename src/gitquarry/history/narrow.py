@@ -32,6 +32,7 @@ from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.gitio.pickaxe import pickaxe_commits
 from gitquarry.history.candidates import GlobCandidates
 from gitquarry.history.hunks import parse_diff
+from gitquarry.store.compression import inflate_text
 
 log = logging.getLogger(__name__)
 
@@ -173,13 +174,15 @@ def _pickaxe_ids(conn: sqlite3.Connection, needle: str, within: set[int] | None,
                  report: PickaxeReport) -> set[int]:
     matched: set[int] = set()
     ask_git: list[int] = []
-    for cid, delta, complete in conn.execute(
-        "SELECT id, delta_truncated, complete FROM git_commits WHERE is_merge = 0 AND "
-        "(instr(delta_truncated, ?) > 0 OR complete = 0 OR "
-        "substr(delta_truncated, -14) = 'lines omitted)' OR "
-        "delta_truncated LIKE '(diff unavailable: %')", (needle,),
+    # stored diffs are compressed (store.compression): inflate each once, then test it
+    for cid, stored, complete in conn.execute(
+        "SELECT id, delta_truncated, complete FROM git_commits WHERE is_merge = 0"
     ):
         if within is not None and cid not in within:
+            continue
+        delta = inflate_text(stored)
+        if not (needle in delta or not complete or delta.endswith("lines omitted)")
+                or delta.startswith("(diff unavailable: ")):
             continue
         if "\n" not in needle and stored_diff_decides(delta, complete):
             report.from_index += 1

@@ -178,7 +178,8 @@ def merge_folder(conn: sqlite3.Connection, *, repeats: bool = True) -> Any:
         if todo:
             marks = ",".join("?" * len(todo))
             for cid, delta in conn.execute(
-                f"SELECT id, delta_truncated FROM git_commits WHERE id IN ({marks})", todo
+                f"SELECT id, gq_inflate(delta_truncated) FROM git_commits WHERE id IN ({marks})",
+                todo,
             ):
                 diffs[int(cid)] = changed_lines(delta or "")
         return {i: diffs.get(i, frozenset()) for i in ids}
