@@ -22,7 +22,8 @@ from gitquarry.store import open_store
 from .conftest import BASE_TIME, GitRepo
 
 _COLUMNS = (
-    "hash, timestamp, author, committer, title, message, files_changed, delta_truncated, "
+    "hash, timestamp, author, committer, title, message, files_changed, "
+    "gq_inflate(delta_truncated), "
     "author_time, parents, is_merge, complete"
 )
 

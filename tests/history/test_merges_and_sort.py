@@ -95,7 +95,10 @@ def test_introduction_question_puts_the_introducing_commit_first(make_repo, inde
                         "Add echo_via_pager for long output", BASE_TIME)
     fixes = [
         repo.commit({"src/pager.py": f"def echo_via_pager(text):\n    return {i}\n"},
-                    f"Fix echo_via_pager bug {i}", BASE_TIME + (i + 1) * DAY)
+                    f"Fix echo_via_pager bug {i}"
+                    # three fixes say the word more often than the introduction does
+                    + ("\n\necho_via_pager lost output; echo_via_pager now returns it." * (i < 3)),
+                    BASE_TIME + (i + 1) * DAY)
         for i in range(6)
     ]
     indexer.run()

@@ -126,7 +126,7 @@ def test_disk_full_is_a_typed_error_and_keeps_earlier_batches(tmp_path: Path,
                                                                cli: CLI) -> None:
     user_config('[embedding]\nprovider = "none"\n[git_indexing]\nbatch_size = 20\n')
     ws = build_workspace(tmp_path / "ws")
-    with max_pages(120):
+    with max_pages(100):
         code, out, err = cli("index", str(ws), "-q")
     assert code == 1, (out, err)
     assert "internal error" not in err
