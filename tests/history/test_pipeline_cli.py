@@ -31,7 +31,7 @@ def test_history_cli_collapses_and_explains(make_repo, indexer: Indexer, cli) ->
     data = json.loads(out)
     hits = [r for r in data["results"] if r["hash"] in (fix, pick)]
     assert len(hits) == 1 and hits[0]["copies"][0]["hash"] in (fix, pick)
-    assert hits[0]["copies"][0]["refs"] in (["refs/heads/main"], ["refs/heads/maint"])
+    assert hits[0]["copies"][0]["refs"] in (["main"], ["maint"])
 
     code, out, err = cli("history", "empty config file", "--mode", "lexical", "--json",
                          "--no-collapse", "--project", root)

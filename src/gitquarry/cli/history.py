@@ -28,7 +28,6 @@ from gitquarry.cli.index_run import (
 )
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.errors import IndexAccessError
-from gitquarry.gitio.refs import display_ref
 from gitquarry.history.status import workspace_status
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
 from gitquarry.store.connection import read_only_note
@@ -82,7 +81,7 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
 
 def _copy_line(copy: dict[str, Any]) -> str:
     refs = copy.get("refs")
-    where = printable(", ".join(display_ref(ref) for ref in refs[:3])) if refs else "no ref"
+    where = printable(", ".join(refs[:3])) if refs else "no ref"
     return f"{copy['hash'][:10]} ({copy['via']}; {where})"
 
 

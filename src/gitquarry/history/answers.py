@@ -74,7 +74,7 @@ class HistoryAnswers:
         self.searcher = searcher
         config = searcher.workspace.config
         self.freshness = FreshnessChecker(list(config.git_indexing.refs))
-        self.refs = RefContainment()
+        self.refs: RefContainment = searcher.refs  # shared with the copies' refs
         self._cursors: CursorStore | None = None
 
     @property

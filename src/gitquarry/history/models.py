@@ -40,8 +40,9 @@ class CommitResult:
     similarity: float | None = None
     #: other commits that are the same change (``via: patch-id``: same ``git patch-id``;
     #: ``via: merge``: a merge that only brought in shown commits), each
-    #: ``{hash, refs, committed, via}``; ``refs`` the indexed refs containing it (None: git
-    #: could not say), ``committed`` the committer time
+    #: ``{hash, refs, committed, via}``; ``refs`` the indexed refs containing it (at most 20,
+    #: named and ordered as a result's ``refs``; ``refs_omitted`` counts the rest),
+    #: ``committed`` the committer time
     copies: list[dict[str, Any]] = field(default_factory=list)
     #: copies beyond the ones listed
     copies_omitted: int = 0

@@ -9,7 +9,8 @@
   diff repeats another result (``history.merges``).
 - ``copies``: for each shown commit, the other commits with its patch-id (cherry-picks,
   rebased copies, backports, single-commit merges) and the merges folded under it, each with
-  the indexed refs that contain it.
+  the indexed refs that contain it (``history.refs_contain``: from the index, the same
+  names, order and cut as a result's own ``refs``).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitquarry.gitio.ancestry import merged_commits, refs_containing
-from gitquarry.gitio.refs import ref_from_bytes
+from gitquarry.gitio.ancestry import merged_commits
 from gitquarry.history.merges import changed_lines, repeating_merges
+from gitquarry.history.refs_contain import RefContainment
 from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
 
 if TYPE_CHECKING:
@@ -39,11 +40,6 @@ MAX_COPIES = 20
 MAX_REFS = 20
 #: a merge that brought in more commits than this is never folded
 MAX_MERGED = 100
-#: copies whose refs are looked up per response (one ``git for-each-ref --contains`` each,
-#: in rank order; the others keep ``refs: null``); answers are cached per process
-MAX_REF_LOOKUPS = 8
-_REFS_CACHE_MAX = 4096
-_refs_cache: dict[tuple[str, str, int], list[str] | None] = {}
 
 
 @dataclass(frozen=True)
@@ -188,12 +184,14 @@ def merge_folder(conn: sqlite3.Connection, *, repeats: bool = True) -> Any:
 
 
 def copies(
-    conn: sqlite3.Connection, outcome: PipelineOutcome[int], *, collapse: bool
+    conn: sqlite3.Connection, outcome: PipelineOutcome[int], *, collapse: bool,
+    refs: RefContainment | None = None,
 ) -> dict[int, tuple[list[dict[str, Any]], int]]:
     """Per shown commit id: its copies (``{hash, refs, committed, via}``; ``via`` is
-    ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, or None when it was not
-    looked up (beyond ``MAX_REF_LOOKUPS`` per response) or git could not say; ``refs_omitted``
-    when more than ``MAX_REFS``) and how many more were left out."""
+    ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, at most ``MAX_REFS``
+    in ``history.refs_contain``'s order, with ``refs_omitted`` counting the rest) and how many
+    more copies were left out. ``refs``: the process's ``RefContainment`` (its sets are built
+    once per index state; None builds a new one for this call)."""
     if not collapse:
         return {}
     wanted: dict[int, list[tuple[int, str, int, str]]] = {}
@@ -233,70 +231,23 @@ def copies(
         listed.sort(key=lambda x: (x[2], x[0]))
         wanted[result.key] = listed[:MAX_COPIES]
         omitted[result.key] = total - len(wanted[result.key])
-    refs = _refs(conn, [c for items in wanted.values() for c in items])
+    if not wanted:
+        return {}
+    containment = refs if refs is not None else RefContainment()
+    containment.refresh(conn)
     return {
         key: (
-            [_copy_dict(h, t, via, refs.get(cid)) for cid, h, t, via in items],
+            [_copy_dict(h, t, via, *containment.names(cid, MAX_REFS))
+             for cid, h, t, via in items],
             omitted[key],
         )
         for key, items in wanted.items()
     }
 
 
-def _copy_dict(commit_hash: str, committed: int, via: str,
-               refs: list[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"hash": commit_hash, "refs": None, "committed": committed, "via": via}
-    if refs is not None:
-        out["refs"] = refs[:MAX_REFS]
-        if len(refs) > MAX_REFS:
-            out["refs_omitted"] = len(refs) - MAX_REFS
-    return out
-
-
-def _refs(
-    conn: sqlite3.Connection, items: list[tuple[int, str, int, str]]
-) -> dict[int, list[str] | None]:
-    """Indexed refs containing each commit, asked of the first repository holding it, for at
-    most ``MAX_REF_LOOKUPS`` commits not already answered in this process (same repository,
-    same indexed tips)."""
-    out: dict[int, list[str] | None] = {}
-    asked = 0
-    todo: dict[int, tuple[Path, int, list[tuple[int, str]]]] = {}
-    indexed: dict[int, set[str]] = {}
-    for cid, commit_hash, _t, _via in items:
-        where = _git_dir(conn, cid)
-        if where is None:
-            out[cid] = None
-            continue
-        repo_id, git_dir = where
-        if repo_id not in indexed:
-            rows = conn.execute(
-                "SELECT ref, tip FROM repo_refs WHERE repo_id = ? ORDER BY ref", (repo_id,)
-            ).fetchall()
-            indexed[repo_id] = {
-                ref_from_bytes(r[0] if isinstance(r[0], bytes) else str(r[0]).encode())
-                for r in rows
-            }
-            todo[repo_id] = (git_dir, hash(tuple((bytes(r[0]), r[1]) if isinstance(r[0], bytes)
-                                                 else (str(r[0]).encode(), r[1]) for r in rows)),
-                             [])
-        git_dir, state, pending = todo[repo_id]
-        key = (str(git_dir), commit_hash, state)
-        if key in _refs_cache:
-            out[cid] = _refs_cache[key]
-        elif asked < MAX_REF_LOOKUPS:
-            asked += 1
-            pending.append((cid, commit_hash))
-        else:
-            out[cid] = None
-    for repo_id, (git_dir, state, pending) in todo.items():
-        if not pending:
-            continue
-        found = refs_containing(git_dir, [h for _, h in pending], among=indexed[repo_id])
-        if len(_refs_cache) > _REFS_CACHE_MAX:
-            _refs_cache.clear()
-        for cid, commit_hash in pending:
-            out[cid] = found.get(commit_hash)
-            if out[cid] is not None:
-                _refs_cache[(str(git_dir), commit_hash, state)] = out[cid]
+def _copy_dict(commit_hash: str, committed: int, via: str, refs: list[str],
+               total: int) -> dict[str, Any]:
+    out: dict[str, Any] = {"hash": commit_hash, "refs": refs, "committed": committed, "via": via}
+    if total > len(refs):
+        out["refs_omitted"] = total - len(refs)
     return out

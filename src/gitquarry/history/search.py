@@ -29,6 +29,7 @@ from gitquarry.history.models import CommitResult, GitSearchResponse, RankedHit,
 from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
 from gitquarry.history.ordering import MERGE_FILTERS, SORTS, order_candidates
 from gitquarry.history.pipeline import candidates, copies, merge_folder
+from gitquarry.history.refs_contain import RefContainment
 from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
@@ -201,6 +202,7 @@ def search_git_history(
     reranker_problem: tuple[str, str] | None = None,
     narrowing: Narrowing | None = None,
     ranking_depth: int = 0,
+    refs: RefContainment | None = None,
 ) -> GitSearchResponse:
     """Search indexed commits.
 
@@ -229,6 +231,8 @@ def search_git_history(
     response continues the ranking past the results (for cursors): the same pipeline over the
     same fused candidates with a window of ``ranking_depth``, less the results and what they
     absorbed, so a page never repeats a commit shown or listed under one before.
+    ``refs``: the ``history.refs_contain.RefContainment`` that names the refs of each copy
+    (keep one per process: it is built once per index state; None builds one per call).
 
     :raises InvalidArgumentError: top_n outside 1..100, unknown mode/merges/sort, after >
         before.
@@ -392,7 +396,7 @@ def search_git_history(
             if settings.collapse:
                 warnings.extend(_patch_id_warnings(conn))
             rows = hydrate(conn, [c.key for c in outcome.results])
-            found = copies(conn, outcome, collapse=settings.collapse)
+            found = copies(conn, outcome, collapse=settings.collapse, refs=refs)
             lex_rank = {hit.id: n for n, hit in enumerate(lexical, start=1)}
             lex_bm25 = {hit.id: hit.bm25 for hit in lexical}
             sem_rank = {cid: n for n, (cid, _) in enumerate(semantic_hits, start=1)}

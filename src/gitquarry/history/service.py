@@ -8,6 +8,7 @@ from typing import Any
 
 from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing, validate_narrowing
+from gitquarry.history.refs_contain import RefContainment
 from gitquarry.history.search import search_git_history, validate_request
 from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
 from gitquarry.retrieval.rerank import reranker_for
@@ -26,6 +27,9 @@ class HistorySearcher:
         self._semantic: Any | None = None
         self._semantic_loaded = False
         self._opened_id: tuple[int, int] | None = None
+        #: refs containing each commit, from the index (``history.refs_contain``): built once
+        #: per index state and shared by results' ``refs`` and copies' ``refs``
+        self.refs = RefContainment()
 
     @property
     def store(self) -> Store:
@@ -117,6 +121,7 @@ class HistorySearcher:
             reranker_problem=problem,
             narrowing=validate_narrowing(narrowing) if narrowing is not None else None,
             ranking_depth=ranking_depth,
+            refs=self.refs,
             weight_by_shape=cfg.weight_by_shape,
             merges=merges,
             sort=sort,
