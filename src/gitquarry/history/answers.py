@@ -203,7 +203,8 @@ class HistoryAnswers:
                 return None
             if not pin_id:
                 meta = {k: data.get(k) for k in ("query", "requested_mode", "effective_mode",
-                                                 "embedded_fraction")}
+                                                 "embedded_fraction", "pickaxe")}
+                meta["pipeline"] = response.pipeline
                 pin_id.append(self.cursors.pin(ranking, digest, meta))
                 self._cursor_note(data)
             return make_cursor(pin_id[0], n)
@@ -231,6 +232,7 @@ class HistoryAnswers:
         entries = pin.hits[offset:offset + top_n]
         store = self.searcher.store
         conn = store.conn
+        from gitquarry.history.pipeline import refresh_copy_refs
         from gitquarry.history.search import _index_warnings, _result, hydrate
 
         total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
@@ -248,16 +250,19 @@ class HistoryAnswers:
             if cid is None or cid not in rows:
                 gone.append(e.hash)
                 continue
-            results.append(_result(rows[cid], e.score, lexical_rank=e.lexical_rank,
-                                   semantic_rank=e.semantic_rank, bm25=e.bm25,
-                                   similarity=e.similarity))
+            results.append(_result(
+                rows[cid], e.score, lexical_rank=e.lexical_rank, semantic_rank=e.semantic_rank,
+                bm25=e.bm25, similarity=e.similarity, lexical_score=e.lexical_score,
+                copies=refresh_copy_refs(conn, self.refs, e.copies),
+                copies_omitted=e.copies_omitted, pipeline=e.pipeline))
         warnings = _index_warnings(conn, total)
         response = GitSearchResponse(
             results=results, query=pin.meta.get("query") or query,
             total_commits_indexed=total,
             requested_mode=pin.meta.get("requested_mode") or "lexical",
             effective_mode=pin.meta.get("effective_mode") or "lexical",
-            embedded_fraction=pin.meta.get("embedded_fraction") or 0.0, warnings=warnings)
+            embedded_fraction=pin.meta.get("embedded_fraction") or 0.0, warnings=warnings,
+            pipeline=pin.meta.get("pipeline"))
         data = response.to_dict(explain=options.explain)
         _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
         if gone:
@@ -266,6 +271,8 @@ class HistoryAnswers:
                 f"{len(gone)} commit(s) of this page left the index since the search "
                 f"(history rewritten and pruned): {', '.join(h[:12] for h in gone[:5])}")])
         data = bound_history_response(data)
+        if pin.meta.get("pickaxe") is not None:
+            data["pickaxe"] = pin.meta["pickaxe"]
         self.annotate_refs(data["results"], compact=options.detail == "compact")
         data, kept = self.finish(data, options=options, query=query)
         page_hashes = [r.hash for r in results]
@@ -294,14 +301,17 @@ def _consumed(entries: list[PinnedHit], kept: list[str], gone: list[str]) -> int
 
 
 def _pinned(response: GitSearchResponse, conn: sqlite3.Connection) -> list[PinnedHit]:
-    hits = [PinnedHit(r.hash, r.score, r.lexical_rank, r.semantic_rank, r.bm25, r.similarity)
+    hits = [PinnedHit(r.hash, r.score, r.lexical_rank, r.semantic_rank, r.bm25, r.similarity,
+                      r.lexical_score, r.copies, r.copies_omitted, r.pipeline)
             for r in response.results]
     if response.more:
         ids = [h.commit_id for h in response.more]
         hashes = dict(conn.execute(
             f"SELECT id, hash FROM git_commits WHERE id IN ({','.join('?' * len(ids))})", ids))
         hits += [PinnedHit(hashes[h.commit_id], h.score, h.lexical_rank, h.semantic_rank,
-                           h.bm25, h.similarity) for h in response.more if h.commit_id in hashes]
+                           h.bm25, h.similarity, h.lexical_score, h.copies, h.copies_omitted,
+                           h.pipeline)
+                 for h in response.more if h.commit_id in hashes]
     return hits
 
 

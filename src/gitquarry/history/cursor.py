@@ -31,7 +31,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,13 @@ class PinnedHit:
     semantic_rank: int | None = None
     bm25: float | None = None
     similarity: float | None = None
+    lexical_score: float | None = None
+    #: the result's ``copies``, ``copies_omitted`` and ``pipeline`` (explain) of the first
+    #: call, so later pages carry the fields the first one does (pins written before these
+    #: fields existed load with the defaults)
+    copies: list[dict[str, Any]] = field(default_factory=list)
+    copies_omitted: int = 0
+    pipeline: dict[str, Any] | None = None
 
 
 @dataclass

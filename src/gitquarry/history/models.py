@@ -63,7 +63,8 @@ class CommitResult:
 @dataclass(frozen=True, kw_only=True)
 class RankedHit:
     """A commit of the ranking past ``top_n`` (not hydrated): its row id, normalised score
-    and the ranking facts ``CommitResult`` also carries."""
+    and the ranking and pipeline facts ``CommitResult`` also carries (so a cursor's later
+    pages show what the first page shows)."""
 
     commit_id: int
     score: float
@@ -71,6 +72,11 @@ class RankedHit:
     semantic_rank: int | None = None
     bm25: float | None = None
     similarity: float | None = None
+    lexical_score: float | None = None
+    #: as ``CommitResult``: its copies, how many more, and what the pipeline did to it
+    copies: list[dict[str, Any]] = field(default_factory=list)
+    copies_omitted: int = 0
+    pipeline: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

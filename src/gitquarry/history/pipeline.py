@@ -185,18 +185,21 @@ def merge_folder(conn: sqlite3.Connection, *, repeats: bool = True) -> Any:
 
 def copies(
     conn: sqlite3.Connection, outcome: PipelineOutcome[int], *, collapse: bool,
-    refs: RefContainment | None = None,
+    refs: RefContainment | None = None, keys: set[int] | None = None,
 ) -> dict[int, tuple[list[dict[str, Any]], int]]:
     """Per shown commit id: its copies (``{hash, refs, committed, via}``; ``via`` is
     ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, at most ``MAX_REFS``
     in ``history.refs_contain``'s order, with ``refs_omitted`` counting the rest) and how many
     more copies were left out. ``refs``: the process's ``RefContainment`` (its sets are built
-    once per index state; None builds a new one for this call)."""
+    once per index state; None builds a new one for this call). ``keys``: only for these
+    shown commits (None: all)."""
     if not collapse:
         return {}
     wanted: dict[int, list[tuple[int, str, int, str]]] = {}
     omitted: dict[int, int] = {}
     for result in outcome.results:
+        if keys is not None and result.key not in keys:
+            continue
         row: CommitRow = result.data
         listed: list[tuple[int, str, int, str]] = []
         total = 0
@@ -250,4 +253,24 @@ def _copy_dict(commit_hash: str, committed: int, via: str, refs: list[str],
     out: dict[str, Any] = {"hash": commit_hash, "refs": refs, "committed": committed, "via": via}
     if total > len(refs):
         out["refs_omitted"] = total - len(refs)
+    return out
+
+
+def refresh_copy_refs(conn: sqlite3.Connection, refs: RefContainment,
+                      items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``items`` (copies as ``copies`` returns them) with ``refs``/``refs_omitted`` read again
+    from the index now (a cursor's later page: refs as of that page, like its results' own);
+    a copy that left the index gets ``refs: []``."""
+    if not items:
+        return []
+    refs.refresh(conn)
+    hashes = [c["hash"] for c in items]
+    ids = dict(conn.execute(
+        f"SELECT hash, id FROM git_commits WHERE hash IN ({','.join('?' * len(hashes))})",
+        hashes))
+    out = []
+    for c in items:
+        cid = ids.get(c["hash"])
+        names, total = refs.names(int(cid), MAX_REFS) if cid is not None else ([], 0)
+        out.append(_copy_dict(c["hash"], int(c["committed"]), str(c["via"]), names, total))
     return out

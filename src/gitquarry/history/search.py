@@ -428,13 +428,19 @@ def search_git_history(
                 )
                 shown = {c.key for c in outcome.results}
                 shown |= {a.key for c in outcome.results for a in c.absorbed}
+                later = [c for c in longer.results if c.key not in shown]
+                found_later = copies(conn, longer, collapse=settings.collapse, refs=refs,
+                                     keys={c.key for c in later})
                 more = [
                     RankedHit(
                         commit_id=c.key, score=round(c.score, 6), lexical_rank=lex_rank.get(c.key),
                         semantic_rank=sem_rank.get(c.key), bm25=lex_bm25.get(c.key),
-                        similarity=sem_score.get(c.key),
+                        similarity=sem_score.get(c.key), lexical_score=lex_scores.get(c.key),
+                        copies=found_later.get(c.key, ([], 0))[0],
+                        copies_omitted=found_later.get(c.key, ([], 0))[1],
+                        pipeline=longer.explain(c, label=lambda k: _label(conn, by_id, k)),
                     )
-                    for c in longer.results if c.key not in shown
+                    for c in later
                 ]
         finally:
             if own_transaction and conn.in_transaction:
