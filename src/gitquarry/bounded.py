@@ -175,6 +175,8 @@ HISTORY_LIMITS = Limits(
         "message": FieldCap(max_chars=20_000, shrinkable=True),
         "author": FieldCap(max_chars=1_000),
         "committer": FieldCap(max_chars=1_000),
+        "author_raw": FieldCap(max_chars=1_000),
+        "committer_raw": FieldCap(max_chars=1_000),
         "repo_path": FieldCap(max_chars=4_096),
         "files_changed": FieldCap(max_chars=64_000, max_items=1_000, shrinkable=True),
         "delta_truncated": FieldCap(max_chars=32_000, shrinkable=True),

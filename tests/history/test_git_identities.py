@@ -131,3 +131,56 @@ def test_identity_in_other_encoding_is_mapped_after_reencoding(
     commit = repo.head()
     indexer.run()
     assert indexer.row(commit)["author"] == "Zoë Canonical <zoe@example.com>"
+
+
+def test_results_expose_the_raw_identities_in_full_detail_only(
+    make_repo: Callable[..., GitRepo], indexer: Indexer, cli: CLI
+) -> None:
+    """``author_raw``/``committer_raw`` on search results (JSON, MCP's answers) and
+    ``get_commit``: the identity as git recorded it (``%an <%ae>``), beside the mailmapped
+    ``author`` (``%aN <%aE>``); not in the compact form."""
+    from gitquarry.history.answers import AnswerOptions, HistoryAnswers
+    from gitquarry.history.commit_show import get_commit
+    from gitquarry.history.service import HistorySearcher
+    from gitquarry.workspace import resolve_workspace
+
+    repo = make_repo()
+    repo.commit({".mailmap": MAILMAP}, "Add mailmap")
+    kim = repo.commit({"a.txt": "a\n"}, "Tune the parser", author=KIM_OLD,
+                      committer=("Kim Alder", "kim@old.example"))
+    ada = repo.commit({"b.txt": "b\n"}, "Tune the parser again")
+    code, _, err = cli("index", str(indexer.root), "--no-embed", "-q")
+    assert code == 0, err
+
+    def git_identity(commit: str, fmt: str) -> str:
+        return repo.git("log", "-1", f"--format={fmt}", commit)
+
+    code, out, err = cli("history", "tune parser", "--project", str(indexer.root), "--mode",
+                         "lexical", "--json")
+    assert code == 0, err
+    by_hash = {r["hash"]: r for r in json.loads(out)["results"]}
+    for commit in (kim, ada):
+        r = by_hash[commit]
+        assert r["author"] == git_identity(commit, "%aN <%aE>")
+        assert r["author_raw"] == git_identity(commit, "%an <%ae>")
+        assert r["committer"] == git_identity(commit, "%cN <%cE>")
+        assert r["committer_raw"] == git_identity(commit, "%cn <%ce>")
+    assert by_hash[kim]["author_raw"] == "Kim Alder <kim@old.example>" != by_hash[kim]["author"]
+    assert by_hash[ada]["author_raw"] == by_hash[ada]["author"]
+
+    searcher = HistorySearcher(resolve_workspace(indexer.root, for_search=True))
+    answers = HistoryAnswers(searcher)
+    try:
+        full = answers.search("tune parser", top_n=5, mode="lexical",
+                              options=AnswerOptions(max_tokens=4000))
+        compact = answers.search("tune parser", top_n=5, mode="lexical",
+                                 options=AnswerOptions(detail="compact"))
+        shown = get_commit(answers, kim)
+    finally:
+        answers.close()
+        searcher.close()
+    raws = {r["hash"]: r["author_raw"] for r in full["results"]}
+    assert raws[kim] == "Kim Alder <kim@old.example>"
+    assert all("author_raw" not in r and "committer_raw" not in r for r in compact["results"])
+    assert (shown["author_raw"], shown["committer_raw"]) == ("Kim Alder <kim@old.example>",) * 2
+    assert shown["author"] == "Kim Birch <kim@new.example>"

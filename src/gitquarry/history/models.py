@@ -10,7 +10,9 @@ from typing import Any
 class CommitResult:
     """One commit in a search response (the seed's ``CommitResult`` plus debug fields).
 
-    ``timestamp`` is the committer time, Unix seconds UTC. ``message`` is the body without the
+    ``timestamp`` is the committer time, Unix seconds UTC. ``author``/``committer`` are the
+    identities after the repository's ``.mailmap``; ``author_raw``/``committer_raw`` as
+    committed (the same string when the mailmap does not map them). ``message`` is the body without the
     title. ``score`` is in [0, 1], higher is better, sorted descending; what it is in each
     mode is defined in ``gitquarry.history.scores`` (lexical: 0.5 for holding every query word
     plus 0.5 × BM25 / the query's largest possible BM25; semantic: cosine similarity; hybrid:
@@ -33,6 +35,10 @@ class CommitResult:
     author_time: int = 0
     parents: list[str] = field(default_factory=list)
     is_merge: bool = False
+    #: the identities as committed, before ``.mailmap`` (``author``/``committer`` are the
+    #: canonical ``%aN <%aE>``); equal to them when the mailmap does not map the identity
+    author_raw: str = ""
+    committer_raw: str = ""
     lexical_rank: int | None = None
     semantic_rank: int | None = None
     bm25: float | None = None

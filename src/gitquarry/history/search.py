@@ -81,6 +81,8 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
         author_time=int(row["author_time"]),
         parents=row["parents"].split(),
         is_merge=bool(row["is_merge"]),
+        author_raw=row["author_raw"] or row["author"],
+        committer_raw=row["committer_raw"] or row["committer"],
         **extra,
     )
 

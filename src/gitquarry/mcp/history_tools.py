@@ -5,7 +5,8 @@ Input schema: the seed's (``query`` required; ``top_n`` 1..100 default 5; ``file
 ``merges`` (include/exclude/only) and the order ``sort`` (relevance/newest/oldest), issue 8
 §4, and the result-pipeline switches ``collapse``, ``diverse`` and ``min_score``. Output: one
 text block holding the JSON response, sent once (no structured-content copy) — ``results``
-(hash, title, author, committer, timestamp, message, files_changed, delta_truncated, score,
+(hash, title, author, committer (after .mailmap), ``author_raw``/``committer_raw`` (as
+committed; full detail only), timestamp, message, files_changed, delta_truncated, score,
 repo_path, ``copies`` and ``copies_omitted`` (issue 14), and ``cut`` when a field was
 shortened), ``query``, ``total_commits_indexed``, ``effective_mode``, ``results_omitted``,
 ``warnings`` — bounded by ``gitquarry.bounded.HISTORY_LIMITS`` (every field capped, at most
@@ -141,7 +142,8 @@ _DESCRIPTION = (
     "keyword (hybrid BM25 + embedding search fused with RRF). Filter by changed-file glob "
     "(gitignore-style, e.g. 'src/**/*.py'), path prefix, author/committer, committer time "
     "(Unix seconds, ISO dates or '2.weeks.ago') and pickaxe (diff adds/removes a string). "
-    "Returns commits with hash, title, message, author, committer, timestamp, files_changed, "
+    "Returns commits with hash, title, message, author, committer (as .mailmap maps them; "
+    "author_raw/committer_raw as committed), timestamp, files_changed, "
     "a truncated diff, a score in [0, 1], the repository path and the refs (branches, tags) "
     "that contain each commit, plus index_state (how fresh the index is). The response fits "
     "max_tokens (default 8000); use detail='compact' to scan many commits cheaply, "
