@@ -156,8 +156,8 @@ def _collect(store: Any, report: GcReport, keep_set: str | None, now: float) -> 
     conn = store.conn
     rows = [dict(r) for r in conn.execute(
         "SELECT set_id, git_store_ref, policy_hash, chunk_policy, namespace_key, overlay_digest, "
-        "state, created_at, updated_at, coalesce(completed_at, updated_at) AS done_at "
-        "FROM revision_sets")]
+        "state, created_at, updated_at, coalesce(completed_at, updated_at) AS done_at, "
+        "rowid AS seq FROM revision_sets")]
     report.vector_bytes_before = _vector_bytes(conn)
     protected: set[str] = {keep_set} if keep_set else set()
     by_identity: dict[tuple[str, ...], list[dict[str, Any]]] = {}
@@ -168,8 +168,9 @@ def _collect(store: Any, report: GcReport, keep_set: str | None, now: float) -> 
         by_identity.setdefault(key, []).append(r)
     doomed: dict[str, str] = {}
     for sets in by_identity.values():
+        # newest first; sets finished in the same second by the order they were created
         ready = sorted((r for r in sets if r["state"] == "ready" and not r["overlay_digest"]),
-                       key=lambda r: (r["done_at"], r["set_id"]), reverse=True)
+                       key=lambda r: (r["done_at"], r["seq"]), reverse=True)
         if ready:
             protected.add(ready[0]["set_id"])
         for n, r in enumerate(ready):
@@ -193,7 +194,7 @@ def _collect(store: Any, report: GcReport, keep_set: str | None, now: float) -> 
     if _vector_bytes(conn) > report.ceiling_bytes:
         remaining = sorted((r for r in rows if r["set_id"] not in doomed
                             and r["set_id"] not in protected),
-                           key=lambda r: (r["done_at"], r["set_id"]))
+                           key=lambda r: (r["done_at"], r["seq"]))
         for r in remaining:
             if _vector_bytes(conn) <= report.ceiling_bytes:
                 break
