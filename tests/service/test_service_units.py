@@ -442,3 +442,45 @@ def test_docs_cache_writer_takes_the_same_lease_naming_the_job(tmp_path: Path) -
     finally:
         current_holder.reset(token)
     assert read_holder(tmp_path / "repo_docs.lock") is None
+
+
+def test_daemon_log_rotates_at_the_configured_size_and_stays_private(tmp_path: Path) -> None:
+    """``[daemon] log_max_bytes`` / ``log_backups``: every file stays under the size, exactly
+    ``log_backups`` old files are kept (the oldest lines dropped), and every file, the ones
+    opened by a rotation too, is private (0600) like the first."""
+    import logging
+    import stat
+
+    from gitquarry.config import DaemonConfig
+    from gitquarry.service.daemon import Daemon
+
+    config = DaemonConfig(log_max_bytes=4096, log_backups=2)
+    daemon = Daemon(config)
+    root = logging.getLogger("gitquarry")
+    saved = (root.level, root.propagate)
+    old_umask = os.umask(0o022)  # the usual umask: new files 0644 unless made private
+    handler = daemon._setup_logging(tmp_path)
+    try:
+        log = logging.getLogger("gitquarry.service.jobs")
+        for n in range(400):  # ~40 KB of job lines: many rotations
+            log.info("job job-%06d succeeded in %.2f s (workspace <workspace ws-%d>)", n,
+                     n / 7, n % 5)
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        root.setLevel(saved[0])
+        root.propagate = saved[1]
+        os.umask(old_umask)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["daemon.log", "daemon.log.1", "daemon.log.2"], names
+    for name in names:
+        path = tmp_path / name
+        assert 0 < path.stat().st_size <= 4096, (name, path.stat().st_size)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, (name, oct(path.stat().st_mode))
+    # the newest lines are in daemon.log, older ones in .1 then .2; the oldest were dropped
+    assert "job-000399" in (tmp_path / "daemon.log").read_text()
+    kept = "".join((tmp_path / n).read_text() for n in names)
+    assert "job-000000 " not in kept
+    numbers = [int(line.split("job-")[1][:6]) for n in reversed(names)
+               for line in (tmp_path / n).read_text().splitlines()]
+    assert numbers == list(range(numbers[0], 400))  # contiguous, in order, nothing lost

@@ -12,14 +12,14 @@ class CommitResult:
 
     ``timestamp`` is the committer time, Unix seconds UTC. ``author``/``committer`` are the
     identities after the repository's ``.mailmap``; ``author_raw``/``committer_raw`` as
-    committed (the same string when the mailmap does not map them). ``message`` is the body without the
-    title. ``score`` is in [0, 1], higher is better, sorted descending; what it is in each
-    mode is defined in ``gitquarry.history.scores`` (lexical: 0.5 for holding every query word
-    plus 0.5 × BM25 / the query's largest possible BM25; semantic: cosine similarity; hybrid:
-    the RRF fused score over its maximum). Evidence (``explain``): ``lexical_rank`` /
+    committed (the same string when the mailmap does not map them). ``message`` is the body
+    without the title. ``score`` is in [0, 1], higher is better, sorted descending; what it is
+    in each mode is defined in ``gitquarry.history.scores`` (lexical: 0.5 for holding every
+    query word plus 0.5 × BM25 / the query's largest possible BM25; semantic: cosine similarity;
+    hybrid: the RRF fused score over its maximum). Evidence (``explain``): ``lexical_rank`` /
     ``semantic_rank`` are 1-based ranks in each list (None: not in that list); ``bm25`` is
-    SQLite's bm25() value (lower is better); ``lexical_score`` the lexical score even in
-    hybrid mode; ``similarity`` the cosine similarity.
+    SQLite's bm25() value (lower is better); ``lexical_score`` the lexical score even in hybrid
+    mode; ``similarity`` the cosine similarity.
     """
 
     hash: str

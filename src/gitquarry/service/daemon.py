@@ -107,6 +107,15 @@ def lock_held(path: Path) -> bool:
         return False
 
 
+class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """``daemon.log`` rotated by size; the file a rotation opens is private (0600) like the
+    first (``RotatingFileHandler`` would create it with the umask's mode)."""
+
+    def _open(self) -> Any:
+        paths.private_file(Path(self.baseFilename))
+        return super()._open()
+
+
 class Daemon:
     """One daemon. ``config`` defaults to the user configuration's ``[daemon]`` section."""
 
@@ -226,7 +235,7 @@ class Daemon:
 
     def _setup_logging(self, state_dir: Path) -> logging.Handler:
         log_path = paths.private_file(state_dir / paths.LOG_NAME)
-        handler = logging.handlers.RotatingFileHandler(
+        handler = _PrivateRotatingFileHandler(
             log_path, maxBytes=self.config.log_max_bytes, backupCount=self.config.log_backups,
             encoding="utf-8",
         )
