@@ -25,6 +25,10 @@ import json
 import re
 from typing import Any
 
+#: the range a ``max_tokens`` budget may take, at every surface and corpus
+MIN_MAX_TOKENS = 500
+MAX_MAX_TOKENS = 1_000_000
+
 #: letter runs (ASCII), digit runs, one non-ASCII character, whitespace, one punctuation mark
 _PIECE = re.compile(r"[A-Za-z]+|[0-9]+|[^\x00-\x7f]|\s+|[^A-Za-z0-9\s\x80-\U0010ffff]")
 
@@ -78,3 +82,15 @@ def fit_prefix(costs: list[int], room: int) -> int:
         if used > room:
             return n
     return len(costs)
+
+
+def check_max_tokens(value: Any, name: str = "max_tokens") -> None:
+    """:raises InvalidArgumentError: ``value`` is not None and not an integer from
+    ``MIN_MAX_TOKENS`` to ``MAX_MAX_TOKENS``."""
+    from gitquarry.errors import InvalidArgumentError
+
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or not MIN_MAX_TOKENS <= value <= MAX_MAX_TOKENS):
+        raise InvalidArgumentError(
+            name, f"must be an integer from {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS:,}, "
+            f"got {value!r}")

@@ -20,6 +20,7 @@ from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdo
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.config import load_config
 from gitquarry.repo_docs.registry import Selector
+from gitquarry.tokens import check_max_tokens
 
 if TYPE_CHECKING:
     from gitquarry.repo_docs.service import RepoDocsService
@@ -48,6 +49,16 @@ GenerationOption = Annotated[
 RevisionOption = Annotated[
     str | None, typer.Option("--revision", help="Any Git revision: branch, tag, hash, HEAD~3 "
                              "(default: HEAD).", show_default=False)]
+PlanMaxTokens = Annotated[
+    int | None, typer.Option(
+        "--max-tokens", metavar="N", show_default=False,
+        help="With --json: fit the whole response in N tokens (500-1000000): the file and "
+        "exclusion lists are cut (truncated says how many; the counts stay whole).")]
+SearchMaxTokens = Annotated[
+    int | None, typer.Option(
+        "--max-tokens", metavar="N", show_default=False,
+        help="With --json: fit the whole response in N tokens (500-1000000): the "
+        "lowest-ranked hits are left out (truncated says how many).")]
 WorktreeOption = Annotated[
     bool, typer.Option("--include-worktree", help="Overlay tracked working-tree changes "
                        "(modified, deleted, renamed; never untracked files).")]
@@ -154,12 +165,18 @@ def plan_cmd(repo: RepoOption = None, registration_id: RegistrationOption = None
              revision: RevisionOption = None, include_worktree: WorktreeOption = False,
              files: Annotated[bool, typer.Option("--files", help="List every eligible file "
                                                  "and exclusion.")] = False,
+             max_tokens: PlanMaxTokens = None,
              json_output: JsonOption = False) -> None:
     """Show which files an index of the revision would hold, and why others are excluded."""
+    check_max_tokens(max_tokens)
     with _service() as service:
         data = service.plan(_selector(repo, registration_id, source_id, generation),
                             revision=revision, include_worktree=include_worktree)
     if json_output:
+        if max_tokens is not None:
+            from gitquarry.repo_docs.answers import fit_plan
+
+            data = fit_plan(data, max_tokens)
         print_json(data)
         return
     out = [
@@ -311,9 +328,11 @@ def search_cmd(
         help="Leave out results scoring below SCORE (0-1).")] = None,
     explain: Annotated[bool, typer.Option(
         "--explain", help="Show what the result pipeline moved or removed.")] = False,
+    max_tokens: SearchMaxTokens = None,
     json_output: JsonOption = False,
 ) -> None:
     """Search the docs at a revision; every hit is cited as path:lines of an exact blob."""
+    check_max_tokens(max_tokens)
     with _service() as service:
         data = service.search(_selector(repo, registration_id, source_id, generation), query,
                               revision=revision, mode=mode, limit=limit,
@@ -321,6 +340,10 @@ def search_cmd(
                               diverse=True if diverse else None, min_score=min_score,
                               explain=explain)
     if json_output:
+        if max_tokens is not None:
+            from gitquarry.repo_docs.answers import fit_hits
+
+            data = fit_hits(data, max_tokens)
         print_json(data)
         return
     for message in data["warnings"]:

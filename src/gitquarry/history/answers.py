@@ -30,7 +30,7 @@ from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing
 from gitquarry.history.refs_contain import RefContainment
 from gitquarry.store.connection import read_only_note
-from gitquarry.tokens import json_tokens
+from gitquarry.tokens import check_max_tokens, json_tokens
 
 #: the MCP tools' default budget (tokens); the CLI has none unless asked
 MCP_DEFAULT_MAX_TOKENS = 8000
@@ -39,8 +39,6 @@ MCP_DEFAULT_MAX_TOKENS = 8000
 def pin_depth(top_n: int) -> int:
     """How long a ranking a search pins for its cursor: ``max(4 x top_n, 50)`` results."""
     return max(4 * top_n, 50)
-MIN_MAX_TOKENS = 500
-MAX_MAX_TOKENS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -59,12 +57,7 @@ def validate_options(options: AnswerOptions) -> None:
     if options.detail not in DETAILS:
         raise InvalidArgumentError(
             "detail", f"must be one of {', '.join(DETAILS)}, got {options.detail!r}")
-    mt = options.max_tokens
-    if mt is not None and (isinstance(mt, bool) or not isinstance(mt, int)
-                           or not MIN_MAX_TOKENS <= mt <= MAX_MAX_TOKENS):
-        raise InvalidArgumentError(
-            "max_tokens", f"must be an integer from {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS:,}, "
-            f"got {mt!r}")
+    check_max_tokens(options.max_tokens)
 
 
 class HistoryAnswers:

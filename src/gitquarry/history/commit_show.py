@@ -104,15 +104,12 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
     :raises CommitNotFoundError: see :func:`find_commit`.
     :raises InvalidArgumentError: negative ``diff_offset``, ``max_tokens`` out of range.
     """
-    from gitquarry.history.answers import MAX_MAX_TOKENS, MIN_MAX_TOKENS
+    from gitquarry.tokens import check_max_tokens
 
     if isinstance(diff_offset, bool) or not isinstance(diff_offset, int) or diff_offset < 0:
         raise InvalidArgumentError("diff_offset", f"must be a line number >= 0, got "
                                    f"{diff_offset!r}")
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(
-            max_tokens, int) or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
-        raise InvalidArgumentError("max_tokens", f"must be an integer from {MIN_MAX_TOKENS} "
-                                   f"to {MAX_MAX_TOKENS:,}, got {max_tokens!r}")
+    check_max_tokens(max_tokens)
     conn = answers.searcher.store.conn
     row = find_commit(conn, commit)
     repos = _repositories(conn, int(row["id"]))

@@ -22,10 +22,11 @@ from pydantic import Field
 
 from gitquarry.config import Config
 from gitquarry.mcp.errors import as_tool_error
-from gitquarry.repo_docs.answers import fit_hits, index_state
+from gitquarry.repo_docs.answers import fit_hits, fit_plan, index_state
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
 from gitquarry.repo_docs.service import RepoDocsService
+from gitquarry.tokens import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 
 _services: list[RepoDocsService] = []
 
@@ -38,6 +39,11 @@ SourceId = Annotated[str | None, Field(strict=True, description="Opaque source i
 Generation = Annotated[int | None, Field(strict=True, ge=1, description="Source generation.")]
 Revision = Annotated[str | None, Field(strict=True, description="Git revision: branch, tag, "
                                        "hash, HEAD~3 (default HEAD).")]
+MaxTokens = Annotated[int, Field(
+    strict=True, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description=(
+        "Token budget for the whole response (estimated conservatively); with list_files, "
+        "the file and exclusion lists are cut to fit (truncated says how many; the counts "
+        "stay whole)."))]
 IncludeWorktree = Annotated[bool, Field(strict=True, description="Overlay tracked "
                                         "working-tree changes (never untracked files).")]
 
@@ -88,12 +94,13 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
         include_worktree: IncludeWorktree = False,
         list_files: Annotated[bool, Field(strict=True, description="Also list every file "
                                           "and exclusion.")] = False,
+        max_tokens: MaxTokens = 8000,
     ) -> CallToolResult:
         sel = selector(repo_id, registration_id, source_registration_id,
                        source_registration_generation)
-        return _call(lambda: service.plan(sel, revision=revision,
-                                          include_worktree=include_worktree,
-                                          list_files=list_files))
+        return _call(lambda: fit_plan(service.plan(sel, revision=revision,
+                                                   include_worktree=include_worktree,
+                                                   list_files=list_files), max_tokens))
 
     def repository_docs_status(
         repo_id: RepoId = None, registration_id: RegistrationId = None,
@@ -119,7 +126,8 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
             strict=True, description="Diversify results (MMR).")] = None,
         min_score: Annotated[float | None, Field(
             ge=0, le=1, description="Leave out results scoring below this (0-1).")] = None,
-        max_tokens: Annotated[int, Field(strict=True, ge=500, le=1_000_000, description=(
+        max_tokens: Annotated[int, Field(strict=True, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS,
+                                         description=(
             "Token budget for the whole response (estimated conservatively); lower-ranked "
             "hits are left out to fit."))] = 8000,
     ) -> CallToolResult:
@@ -139,7 +147,8 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
         "repository_docs_sources": "List registered repositories and their opaque selectors.",
         "repository_docs_policy": "The effective docs policy at a revision and its source.",
         "repository_docs_plan": "Which files an index of a revision holds (eligible files "
-        "and bytes, exclusions by reason).",
+        "and bytes, exclusions by reason; list_files lists them). The response fits "
+        "max_tokens (default 8000).",
         "repository_docs_status": "Registration, HEAD and the revision sets in the cache.",
         "repository_docs_search": "Search the repository's documentation at a Git revision "
         "(hybrid BM25 + embeddings, or fulltext). Every hit carries a citation: path, "

@@ -12,7 +12,8 @@ After each successful index, ``collect_garbage`` applies retention to that docs 
 identity (git store, policy, chunk policy, namespace): at most 8 committed ready sets and
 none older than 30 days; overlays 24 h; non-ready terminal sets 7 days; then, while the
 vectors exceed the ceiling (512 MiB, ``GITQUARRY_REPO_DOC_VECTOR_BYTES``), the oldest sets
-first. Always kept: the newest ready set of each identity, the set just built, and sets
+first. Always kept: the newest ready set of each identity (of sets finished in the same
+second, the one created last), the set just built, and sets
 still building. Chunks, vectors and chunking records no kept set references are deleted;
 checkpoint files of deleted sets, or older than 7 days, too. GC is skipped while another
 writer holds the cache. Searches already holding a set's snapshot are unaffected: they
