@@ -67,8 +67,14 @@ class HistoryAnswers:
         self.searcher = searcher
         config = searcher.workspace.config
         self.freshness = FreshnessChecker(list(config.git_indexing.refs))
-        self.refs: RefContainment = searcher.refs  # shared with the copies' refs
         self._cursors: CursorStore | None = None
+
+    @property
+    def refs(self) -> RefContainment:
+        """The searcher's ref bit sets, shared with the copies' refs (a new set when the
+        searcher reopened a replaced index file)."""
+        ref_sets: RefContainment = self.searcher.refs
+        return ref_sets
 
     @property
     def cursors(self) -> CursorStore:
@@ -113,7 +119,8 @@ class HistoryAnswers:
 
     def annotate_refs(self, results: list[dict[str, Any]], *, compact: bool = False) -> None:
         """``refs``/``refs_total`` on each result (``history.refs_contain``)."""
-        self.refs.annotate(self.searcher.store.conn, results, compact=compact)
+        conn = self.searcher.store.conn  # first: a reopened index file brings new ref sets
+        self.refs.annotate(conn, results, compact=compact)
 
     def finish(self, data: dict[str, Any], *, options: AnswerOptions, query: str,
                results_key: str = "results") -> tuple[dict[str, Any], int]:

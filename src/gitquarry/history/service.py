@@ -39,6 +39,7 @@ class HistorySearcher:
         if self._store is None:
             self._store = self.workspace.open_store()
             self._opened_id = self._file_id()
+            self.refs = RefContainment()  # another file: its commit ids are not the old ones
             self._semantic = None
             self._semantic_loaded = False
         return self._store
