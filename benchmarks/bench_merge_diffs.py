@@ -5,6 +5,9 @@ separately for non-merge commits (with ``-p``) and for merges diffed four ways:
   of which gitquarry keeps 200 lines;
 - ``merges_raw_only``: the first-parent file list only (``--raw``, no patch);
 - ``merges_no_diff``: header only (``--diff-merges=off``);
+- ``merges_cc``: the dense combined diff (``--diff-merges=dense-combined -p``, as ``git show``
+  prints a merge): only files that differ from every parent, i.e. the merge's own changes
+  (conflict resolutions, evil merges); empty for a clean merge;
 - ``merges_remerge`` (``--remerge``): only what the merge itself changed beyond an automatic
   re-merge (``--diff-merges=remerge -p``; git >= 2.36), i.e. the part not indexed through the
   second-parent commits.
@@ -69,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         "merges_patch": (sample_merges, _DIFF_OPTIONS, True),
         "merges_raw_only": (sample_merges, _DIFF_OPTIONS, False),
         "merges_no_diff": (sample_merges, options("off"), False),
+        "merges_cc": (sample_merges, options("dense-combined"), True),
     }
     if args.remerge:
         variants["merges_remerge"] = (sample_merges, options("remerge"), True)
@@ -86,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     out["merge_patch_share_of_git_cpu"] = round(out["merges_patch"]["cpu_s"] / git_cpu, 3)
     out["saving_raw_only"] = round(
         (out["merges_patch"]["cpu_s"] - out["merges_raw_only"]["cpu_s"]) / git_cpu, 3)
+    out["saving_cc_only"] = round(
+        (out["merges_patch"]["cpu_s"] - out["merges_cc"]["cpu_s"]) / git_cpu, 3)
     out["load_after"] = os.getloadavg()
     print(json.dumps(out, indent=1))
     return 0
