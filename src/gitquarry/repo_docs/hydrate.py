@@ -4,13 +4,13 @@ digest-checked before its snippet is returned.
 A hit whose bytes cannot be read is dropped with ``citation_blob_unavailable``; one whose
 bytes no longer hash to the locator's ``raw_slice_sha256`` is dropped with
 ``citation_digest_mismatch``. Snippets are at most :data:`MAX_SNIPPET_BYTES` bytes of UTF-8
-(never cut inside a character), whitespace collapsed, query words marked ``<b>…</b>``.
+(never cut inside a character), whitespace collapsed, query matches marked ``<b>…</b>``
+(whole tokens, as the index matches them: ``gitquarry.retrieval.highlight``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,7 +18,7 @@ from gitquarry.errors import WorktreeOverlayStaleError
 from gitquarry.gitio.catfile import BlobReader
 from gitquarry.repo_docs.lexical import Row
 from gitquarry.repo_docs.overlay import Overlay, read_overlay_file
-from gitquarry.retrieval.fts import query_words
+from gitquarry.retrieval.highlight import mark, match_spans
 
 MAX_SNIPPET_BYTES = 800
 _MARK_OPEN, _MARK_CLOSE = "<b>", "</b>"
@@ -32,29 +32,25 @@ class Hydrated:
     snippet: str
 
 
-def _word_pattern(query: str) -> re.Pattern[str] | None:
-    words = [re.escape(w) for w in query_words(query)]
-    words = [w for w in words if w]
-    if not words:
-        return None
-    words.sort(key=len, reverse=True)
-    return re.compile("(" + "|".join(words) + ")", re.IGNORECASE)
-
-
 def make_snippet(text: str, query: str, max_bytes: int = MAX_SNIPPET_BYTES) -> str:
-    """A window of ``text`` around the first query word, marked, at most ``max_bytes``."""
+    """A window of ``text`` around the first query match, marked, at most ``max_bytes``.
+
+    Matches are whole tokens as the lexical index matches them
+    (``gitquarry.retrieval.highlight``), never letters inside a word; a match cut by the
+    window's edge is left unmarked.
+    """
     flat = " ".join(text.split())
-    pattern = _word_pattern(query)
-    match = pattern.search(flat) if pattern else None
+    spans = match_spans(flat, query)
+    first = spans[0][0] if spans else None
     budget = max_bytes // 2  # characters; shrunk below until the bytes fit
     while True:
-        start = 0 if match is None else max(0, match.start() - budget // 4)
-        window = flat[start : start + budget]
+        start = 0 if first is None else max(0, first - budget // 4)
+        stop = start + budget
+        window = flat[start:stop]
         prefix = "…" if start > 0 else ""
-        suffix = "…" if start + budget < len(flat) else ""
-        body = pattern.sub(lambda m: _MARK_OPEN + m.group(0) + _MARK_CLOSE, window) \
-            if pattern else window
-        snippet = prefix + body + suffix
+        suffix = "…" if stop < len(flat) else ""
+        inside = [(a - start, b - start) for a, b in spans if a >= start and b <= stop]
+        snippet = prefix + mark(window, inside, _MARK_OPEN, _MARK_CLOSE) + suffix
         if len(snippet.encode("utf-8")) <= max_bytes or budget <= 8:
             break
         budget = budget * 3 // 4

@@ -88,6 +88,11 @@ def expand_token(token: str) -> str:
     return out
 
 
+def holds_cjk(text: str) -> bool:
+    """Whether ``text`` holds a CJK character (one that ``expand_token`` spaces out)."""
+    return not text.isascii() and _CJK_CHAR.search(text) is not None
+
+
 def _versions(text: str, found: dict[str, None]) -> None:
     if "." not in text:
         return
