@@ -70,6 +70,21 @@ class InvalidArgumentError(UsageError):
         self.detail = message
 
 
+class UnknownArgumentError(UsageError):
+    """A call named an argument the tool does not have (MCP: checked against the tool's input
+    schema). ``names`` are the unknown ones, ``accepted`` lists the tool's arguments."""
+
+    code = "unknown_argument"
+
+    def __init__(self, tool: str, names: list[str], accepted: str) -> None:
+        listed = ", ".join(repr(name) for name in names)
+        plural = "s" if len(names) > 1 else ""
+        super().__init__(f"{tool} has no argument{plural} {listed} (accepted: {accepted})")
+        self.tool = tool
+        self.names = names
+        self.accepted = accepted
+
+
 class ConfigError(UsageError):
     """The configuration file is invalid (unknown key, wrong type, bad TOML)."""
 

@@ -14,6 +14,7 @@ from mcp.server.mcpserver import MCPServer
 
 from gitquarry import __version__
 from gitquarry.history.service import HistorySearcher
+from gitquarry.mcp.arguments import CheckedMCPServer
 from gitquarry.workspace import resolve_workspace
 
 INSTRUCTIONS = (
@@ -35,7 +36,7 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
     workspace = resolve_workspace(project, for_search=True)
     for warning in workspace.config.warnings:  # the server's stderr is the client's log
         logging.getLogger("gitquarry.mcp").warning("%s", warning.message)
-    server: MCPServer = MCPServer(
+    server: MCPServer = CheckedMCPServer(
         name="gitquarry", version=__version__, instructions=INSTRUCTIONS
     )
     searcher = HistorySearcher(workspace)
