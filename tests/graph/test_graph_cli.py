@@ -74,9 +74,22 @@ def test_search_kind_filter(project: Path, capsys) -> None:
     assert heads and all(line.startswith("  [service] ") for line in heads)
 
 
-def test_search_unknown_kind_is_not_an_error(project: Path, capsys) -> None:
-    code, out, _ = run(capsys, "search", "search", "--kind", "galaxy", "--project", str(project))
-    assert code == 0 and out == "No results found.\n"
+def test_search_unknown_kind_is_a_usage_error(project: Path, capsys) -> None:
+    # a misspelled kind was a silent "No results found." with exit 0
+    code, out, err = run(capsys, "search", "search", "--kind", "servise", "--project",
+                         str(project))
+    assert code == 2 and out == ""
+    assert "--kind: unknown kind 'servise'" in err and "did you mean 'service'?" in err, err
+    assert "domain, feature, service, entity, adr" in err
+    code, out, err = run(capsys, "search", "search", "--kind", "galaxy", "--project",
+                         str(project), "--json")
+    assert code == 2 and out == "" and "did you mean" not in err, err
+
+
+def test_search_kind_the_graph_uses_is_accepted(make_project, capsys) -> None:
+    project = make_project("nodes:\n  - {ref_id: q, kind: queue, summary: Job queue}\n", {})
+    code, out, err = run(capsys, "search", "job", "--kind", "queue", "--project", str(project))
+    assert code == 0 and out.startswith("  [queue] q: Job queue"), (out, err)
 
 
 def test_word_service_does_not_match_kind(project: Path, capsys) -> None:
@@ -253,3 +266,15 @@ def test_search_skips_doc_symlinked_outside_project(make_project, tmp_path: Path
     assert code == 0
     assert "/bin/bash" not in out and "root:x" not in out
     assert "docs/link.md" in err and "outside the project" in err
+
+
+def test_search_explain_json_carries_a_readable_score(project: Path, capsys) -> None:
+    code, out, err = run(capsys, "search", "search", "--json", "--explain", "--project",
+                         str(project))
+    assert code == 0, err
+    rows = json.loads(out)
+    assert len(rows) >= 2
+    scores = [row["pipeline"]["score"] for row in rows]
+    assert all(0.0 <= s <= 1.0 for s in scores) and scores[0] == 1.0
+    assert scores == sorted(scores, reverse=True)
+    assert all(row["rank"] < 0 for row in rows)  # the seed's raw BM25 stays as it was

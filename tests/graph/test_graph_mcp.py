@@ -77,9 +77,12 @@ def test_kind_and_limit(project: Path) -> None:
     assert len(data) == 1
 
 
-def test_unknown_kind_gives_empty_array(project: Path) -> None:
-    result = call(project, {"query": "search", "kind": "galaxy"})
-    assert result.is_error is False and json.loads(result.content[0].text) == []
+def test_unknown_kind_is_a_tool_error(project: Path) -> None:
+    result = call(project, {"query": "search", "kind": "servise"})
+    assert result.is_error is True
+    text = result.content[0].text
+    assert "search: invalid_argument: kind: unknown kind 'servise'" in text, text
+    assert "did you mean 'service'?" in text
 
 
 @pytest.mark.parametrize("limit", [0, 101])

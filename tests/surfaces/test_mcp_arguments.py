@@ -45,7 +45,8 @@ def test_unknown_and_missing_arguments_are_typed_tool_errors(tmp_path: Path, cli
         result = bogus[tool.name]
         text = result.content[0].text
         assert result.is_error, (tool.name, text)
-        assert text.startswith("unknown_argument: ") and "'zz_bogus'" in text, text
+        assert text.startswith(f"Error executing tool {tool.name}: unknown_argument: "), text
+        assert "'zz_bogus'" in text, text
         for name in tool.input_schema.get("properties", {}):
             assert name in text, (tool.name, name, text)
 
@@ -56,9 +57,9 @@ def test_unknown_and_missing_arguments_are_typed_tool_errors(tmp_path: Path, cli
 
     text = missing.content[0].text
     assert missing.is_error, text
-    assert text.startswith("invalid_argument: commit: required argument missing"), text
+    assert "tool get_commit: invalid_argument: commit: required argument missing" in text, text
     text = mistyped.content[0].text
-    assert mistyped.is_error and text.startswith("invalid_argument: top_n: "), text
+    assert mistyped.is_error and "history: invalid_argument: top_n: " in text, text
     for text in (missing.content[0].text, mistyped.content[0].text):
         assert "pydantic" not in text and "validation error" not in text, text
 

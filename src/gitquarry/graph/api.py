@@ -3,9 +3,15 @@ and the MCP server so the two can never disagree."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
-from gitquarry.errors import IndexBusyError, IndexReadOnlyError, NoGraphError
+from gitquarry.errors import (
+    IndexBusyError,
+    IndexReadOnlyError,
+    InvalidArgumentError,
+    NoGraphError,
+)
 from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_present
 from gitquarry.graph.models import MAX_LIMIT, GraphIndexReport, GraphSearchResponse
 from gitquarry.graph.search import check_limit, search_nodes
@@ -26,6 +32,20 @@ CANDIDATES = 100
 
 def _no_graph(workspace: Workspace) -> NoGraphError:
     return NoGraphError(workspace.root, graph_dir(workspace.root, workspace.config.graph))
+
+
+def check_kind(kind: str | None, kinds: list[str]) -> None:
+    """Refuse a ``kind`` that is none of ``kinds`` (the graph's: ``known_kinds``), so a typo
+    is an error rather than an empty answer.
+
+    :raises InvalidArgumentError: ``kind`` is not one of ``kinds`` (argument ``kind``).
+    """
+    if kind is None or kind in kinds:
+        return
+    close = difflib.get_close_matches(kind, kinds, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise InvalidArgumentError(
+        "kind", f"unknown kind {kind!r}: use one of {', '.join(kinds)}{hint}")
 
 
 def _refresh(workspace: Workspace, store: Store) -> GraphIndexReport | None:
@@ -54,7 +74,8 @@ def search_graph(
     changed since the last index, or the ``[graph]`` configuration changed) is rebuilt first
     and the rebuild's report is returned as ``refreshed``. Results come from FTS5 when the
     index has it, else from the LIKE fallback (``engine`` says which). ``kind`` is matched
-    exactly (any string; an unknown kind gives no results). An empty query gives no results.
+    exactly; it must be one of the five beadloom kinds or a kind the graph uses
+    (``known_kinds``). An empty query gives no results.
 
     The ranked nodes then go through the shared result pipeline (``retrieval.pipeline``,
     configured by ``[search]``): BM25 scores min-max scaled over up to ``CANDIDATES`` ranked
@@ -62,7 +83,8 @@ def search_graph(
     dedup over summary and snippet, MMR (``diverse`` overrides ``mmr_enabled``; similarity by
     n-grams: graph nodes have no vectors) and rerank. LIKE results are scored by position.
 
-    :raises InvalidArgumentError: ``limit`` outside 1..100, ``min_score`` outside [0, 1].
+    :raises InvalidArgumentError: ``limit`` outside 1..100, ``min_score`` outside [0, 1],
+        ``kind`` unknown (after the refresh, so a kind just added to the graph counts).
     :raises NoGraphError: the project has no graph files and the index holds no nodes.
     :raises GraphFileError: a graph file is malformed (while refreshing).
     :raises IndexCorruptError, SchemaTooNewError: the index database cannot be used.
@@ -77,6 +99,7 @@ def search_graph(
         has_nodes = store.conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
         if not has_nodes and not graph_files(workspace.root, config):
             raise _no_graph(workspace)
+        check_kind(kind, known_kinds(store))
         ranked, engine = search_nodes(
             store.conn, query, kind=kind, limit=max(limit, min(MAX_LIMIT, CANDIDATES))
         )
@@ -99,7 +122,9 @@ def search_graph(
     )
     explain = {
         **outcome.summary(),
-        "results": {c.key: outcome.explain(c) for c in outcome.results},
+        # score: the node's score in [0, 1] (1 = the best), the readable side of its BM25 rank
+        "results": {c.key: {**outcome.explain(c), "score": round(c.score, 6)}
+                    for c in outcome.results},
     }
     return GraphSearchResponse(
         results=tuple(c.data for c in outcome.results), engine=engine, refreshed=refreshed,

@@ -3,7 +3,8 @@
 The SDK drops an argument no parameter declares (``repo`` for ``repo_id`` would search another
 repository; ``mode`` on ``search_git_history`` would be ignored) and reports a missing or
 mistyped one in pydantic's words. ``CheckedMCPServer`` refuses both, for every tool, as tool
-errors in the shape of ``mcp.errors`` (``"<code>: <message>"``):
+errors in the shape of ``mcp.errors`` (``"<code>: <message>"``, after the SDK's ``Error executing
+tool <name>:`` as every tool error):
 
 - ``unknown_argument: search_git_history has no argument 'mode' (accepted: query, top_n, …)``
 - ``invalid_argument: query: required argument missing (…)``,
@@ -21,6 +22,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from gitquarry.errors import UnknownArgumentError, UsageError
+
+#: what the SDK puts before every error a tool raises; ours read the same
+_PREFIX = "Error executing tool {}: "
 
 
 def _accepted(schema: dict[str, Any]) -> str:
@@ -69,8 +73,8 @@ class CheckedMCPServer(MCPServer):
                 check_arguments(name, tool.parameters, arguments)
                 tool.fn_metadata.validate_arguments(arguments)
             except UnknownArgumentError as exc:
-                raise ToolError(f"{exc.code}: {exc}") from None
+                raise ToolError(f"{_PREFIX.format(name)}{exc.code}: {exc}") from None
             except ValidationError as exc:
                 typed = validation_error(name, tool.parameters, exc)
-                raise ToolError(f"{typed.code}: {typed}") from exc
+                raise ToolError(f"{_PREFIX.format(name)}{typed.code}: {typed}") from exc
         return await super().call_tool(name, arguments, context)

@@ -41,8 +41,8 @@ def register(server: MCPServer, project: Path) -> None:
     """Add the ``search`` tool to ``server``, searching the workspace at ``project``.
 
     The ``kind`` parameter's schema lists the five beadloom kinds plus any other kind the
-    index holds when the tool is registered; any string is accepted (an unknown kind gives
-    an empty array).
+    index holds when the tool is registered; a kind that is none of the graph's is a tool error
+    (``invalid_argument``).
     :raises ConfigError: the workspace configuration is invalid.
     """
     workspace = resolve_workspace(project, for_search=True)
