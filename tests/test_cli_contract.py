@@ -68,3 +68,40 @@ def test_usage_errors_exit_2_without_traceback(
     assert code == 2, err
     assert "Traceback" not in err and "internal error" not in err
     assert "Error" in err
+
+
+def _all_click_commands() -> list[tuple[str, object]]:
+    root = get_command(app)
+    out: list[tuple[str, object]] = [("gitquarry", root)]
+    for name, cmd in root.commands.items():  # type: ignore[attr-defined]
+        out.append((name, cmd))
+        for child, sub in (getattr(cmd, "commands", None) or {}).items():
+            out.append((f"{name} {child}", sub))
+    return out
+
+
+def test_help_text_lines_are_not_the_source_lines() -> None:
+    # a docstring's line breaks used to reach the help and the command listings, breaking
+    # lines mid-sentence ("kept only in the⏎private 0600 registry")
+    for name, cmd in _all_click_commands():
+        for paragraph in (getattr(cmd, "help", None) or "").split("\n\n"):
+            if paragraph.startswith("\b"):
+                continue
+            for line in paragraph.split("\n")[1:]:
+                assert line.startswith(("- ", "* ")), (name, paragraph)
+
+
+@pytest.mark.parametrize(("argv", "sentence"), [
+    (["web", "--help"], "(a single-use token, valid 10 minutes); run the command again"),
+    (["repo-docs", "--help"], "its path is kept only in the private 0600 registry"),
+    (["daemon", "--help"], "the last indexed commit, pending work, the active job"),
+    (["--help"], "Index every commit of every repository under PATH (incremental after the"
+                 " first run)"),
+])
+def test_help_wraps_at_the_terminal_width(argv: list[str], sentence: str,
+                                          capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    assert any(sentence in line for line in out.splitlines()), out

@@ -65,3 +65,23 @@ def test_unknown_and_missing_arguments_are_typed_tool_errors(tmp_path: Path, cli
 
     assert tool_json(good)["results"][0]["title"] == "Deploy behind a reverse proxy"
     assert json.loads(docs.content[0].text)["hits"], docs.content[0].text
+
+
+def test_mcp_help_lists_every_tool_the_server_serves(tmp_path: Path, cli: CLI,
+                                                     monkeypatch: Any) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    code, out, err = cli("mcp", "--help")
+    assert code == 0, err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    async def body(session: Any) -> Any:
+        return [tool.name for tool in (await session.list_tools()).tools]
+
+    names, _ = with_mcp_server(empty, body, tmp_path)
+    assert len(names) >= 14
+    listed = [line.split()[0] for line in out.splitlines()
+              if line.startswith("   ") and line.split() and line.split()[0] in names]
+    assert listed == names, out
+    assert f"Tools ({len(names)}):" in out
+    assert "search_git_history and search to" not in out  # the old two-tool wording

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -32,9 +33,35 @@ def _plain_usage(pieces: list[str]) -> list[str]:
     return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
 
 
+def reflow_help(text: str | None) -> str | None:
+    """``text`` (a docstring) with the line breaks inside each paragraph turned into spaces,
+    so the help and the command listings wrap at the terminal's width instead of where the
+    source line ended. Paragraphs (blank-line separated) stay; a paragraph starting with
+    ``\\b`` keeps its lines (click's "do not rewrap" mark), as do lines starting ``- ``."""
+    if not text:
+        return text
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    out = []
+    for paragraph in paragraphs:
+        if paragraph.startswith("\b"):
+            out.append(paragraph)
+            continue
+        lines = paragraph.split("\n")
+        joined = lines[0]
+        for line in lines[1:]:
+            joined += ("\n" if line.startswith(("- ", "* ")) else " ") + line
+        out.append(joined)
+    return "\n\n".join(out)
+
+
 class Command(TyperCommand):
     """Every gitquarry command: help lists flags without a value type and the usage line
-    shows arguments the usual way (``QUERY``, ``[PATH]``)."""
+    shows arguments the usual way (``QUERY``, ``[PATH]``); its help text is reflowed
+    (``reflow_help``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflow_help(self.help)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))
@@ -45,6 +72,10 @@ class Command(TyperCommand):
 
 class Group(TyperGroup):
     """A command group with the same help conventions as :class:`Command`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = reflow_help(self.help)
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.text import Text
 
-from gitquarry.cli.common import JsonOption, print_json, printable, stderr, stdout, warn
+from gitquarry.cli.common import (
+    Command,
+    Group,
+    JsonOption,
+    print_json,
+    printable,
+    stderr,
+    stdout,
+    warn,
+)
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.config import load_config
 from gitquarry.repo_docs.registry import Selector
@@ -30,6 +39,7 @@ app = typer.Typer(
     help="Search a repository's documentation as versioned in Git (tracked policy, "
     "revision sets, cited answers).",
     no_args_is_help=True,
+    cls=Group,
 )
 
 RepoOption = Annotated[
@@ -82,7 +92,7 @@ def _print_selector(data: dict[str, Any]) -> None:
         stdout.print(Text(f"  {key}: {data.get(key)}"))
 
 
-@app.command("register")
+@app.command("register", cls=Command)
 def register_cmd(
     repo: Annotated[str, typer.Option("--repo", help="Repository name (owner/name).")],
     repository_path: Annotated[Path, typer.Option(
@@ -101,7 +111,7 @@ def register_cmd(
     _print_selector(data)
 
 
-@app.command("rebind")
+@app.command("rebind", cls=Command)
 def rebind_cmd(
     repo: Annotated[str, typer.Option("--repo", help="Repository name.")],
     registration_id: Annotated[str, typer.Option("--registration-id")],
@@ -121,7 +131,7 @@ def rebind_cmd(
     _print_selector(data)
 
 
-@app.command("sources")
+@app.command("sources", cls=Command)
 def sources_cmd(repo: RepoOption = None, json_output: JsonOption = False) -> None:
     """List registered authorities and their opaque selectors."""
     with _service() as service:
@@ -135,7 +145,7 @@ def sources_cmd(repo: RepoOption = None, json_output: JsonOption = False) -> Non
         _print_selector(source)
 
 
-@app.command("policy")
+@app.command("policy", cls=Command)
 def policy_cmd(repo: RepoOption = None, registration_id: RegistrationOption = None,
                source_id: SourceOption = None, generation: GenerationOption = None,
                revision: RevisionOption = None, include_worktree: WorktreeOption = False,
@@ -159,7 +169,7 @@ def policy_cmd(repo: RepoOption = None, registration_id: RegistrationOption = No
         stdout.print(Text(printable(line)))
 
 
-@app.command("plan")
+@app.command("plan", cls=Command)
 def plan_cmd(repo: RepoOption = None, registration_id: RegistrationOption = None,
              source_id: SourceOption = None, generation: GenerationOption = None,
              revision: RevisionOption = None, include_worktree: WorktreeOption = False,
@@ -197,7 +207,7 @@ def plan_cmd(repo: RepoOption = None, registration_id: RegistrationOption = None
         stdout.print(Text(printable(line)))
 
 
-@app.command("index")
+@app.command("index", cls=Command)
 def index_cmd(repo: RepoOption = None, registration_id: RegistrationOption = None,
               source_id: SourceOption = None, generation: GenerationOption = None,
               revision: RevisionOption = None, include_worktree: WorktreeOption = False,
@@ -268,7 +278,7 @@ def index_cmd(repo: RepoOption = None, registration_id: RegistrationOption = Non
         raise typer.Exit(1)
 
 
-@app.command("status")
+@app.command("status", cls=Command)
 def status_cmd(repo: RepoOption = None, registration_id: RegistrationOption = None,
                source_id: SourceOption = None, generation: GenerationOption = None,
                json_output: JsonOption = False) -> None:
@@ -310,7 +320,7 @@ def _styled(snippet: str) -> Text:
     return text
 
 
-@app.command("search")
+@app.command("search", cls=Command)
 def search_cmd(
     query: Annotated[str, typer.Argument(help="What to look for.", metavar="QUERY")],
     repo: RepoOption = None, registration_id: RegistrationOption = None,

@@ -1,5 +1,6 @@
-"""The gitquarry MCP server (stdio): ``search_git_history``, the graph ``search`` tool and the
-``repository_docs_*`` tools.
+"""The gitquarry MCP server (stdio): ``search_git_history``, ``get_commit``, ``blame_search``,
+the graph ``search`` tool, the ``repository_docs_*`` tools and the daemon's ``service_job*``
+tools (``tool_catalogue`` lists them as registered).
 
 Built with the official ``mcp`` SDK's ``MCPServer``. One process serves one workspace; the
 embedding model is loaded at most once per process, on the first hybrid query.
@@ -46,6 +47,27 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
     repo_docs_tools.register(server, workspace.config)
     job_tools.register(server)
     return server, searcher
+
+
+def tool_catalogue() -> list[tuple[str, str]]:
+    """``(name, description)`` of every tool the server registers, in registration order:
+    what ``gitquarry mcp --help`` lists. Built by registering the tools on a server for an
+    empty temporary directory (nothing is indexed, written or started).
+
+    :raises GitquarryError: the user configuration is invalid.
+    """
+    import tempfile
+
+    from gitquarry.mcp import repo_docs_tools
+
+    with tempfile.TemporaryDirectory(prefix="gitquarry-tools-") as empty:
+        server, searcher = build_server(Path(empty))
+        try:
+            return [(tool.name, tool.description or "")
+                    for tool in server._tool_manager.list_tools()]
+        finally:
+            searcher.close()
+            repo_docs_tools.close_all()
 
 
 def serve_stdio(project: Path | None) -> None:
