@@ -19,9 +19,11 @@ non-overlapping ``(start, end)`` character offsets into the text.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
-from dataclasses import dataclass
+import threading
+from typing import NamedTuple
 
 from gitquarry.retrieval.fts import query_words
 from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, expand_token, holds_cjk, query_units
@@ -31,8 +33,7 @@ _TOKEN = re.compile(r"[^\W_]+")
 _V_VERSION = re.compile(r"[vV]\d+")
 
 
-@dataclass(frozen=True)
-class _Part:
+class _Part(NamedTuple):
     """One unit of the part stream: its text and the span a match of it marks."""
 
     text: str
@@ -40,42 +41,79 @@ class _Part:
     end: int
 
 
-def _parts(text: str, match: re.Match[str]) -> list[_Part]:
-    """The parts of one token: ``expand_token``'s words (each a substring, in order); a whole
-    token's span for each part unless the token holds a CJK character (then its own span)."""
-    token, start, end = match.group(), match.start(), match.end()
-    if _V_VERSION.fullmatch(token) and re.match(r"\.\d", text[end : end + 2]):
-        return [_Part(token[1:], start, end)]  # v2.0.1 is also indexed as 2.0.1
+@functools.lru_cache(maxsize=65536)
+def _split(token: str) -> tuple[tuple[str, int, int], ...] | None:
+    """``token``'s ``expand_token`` words as ``(word, start, end)`` offsets inside the token
+    (CJK: each character's own offsets; otherwise the whole token's), or None when the token
+    does not expand. Cached per distinct token."""
     words = expand_token(token).split()
     if len(words) == 1:
-        return [_Part(token, start, end)]
+        return None
     cjk = holds_cjk(token)
-    out: list[_Part] = []
+    out: list[tuple[str, int, int]] = []
     at = 0
     for word in words:
         offset = token.index(word, at)
         at = offset + len(word)
-        if cjk:
-            out.append(_Part(word, start + offset, start + at))
-        else:
-            out.append(_Part(word, start, end))
-    return out
+        out.append((word, offset, at) if cjk else (word, 0, len(token)))
+    return tuple(out)
+
+
+def _parts(text: str, match: re.Match[str]) -> list[_Part]:
+    """The parts of one token: ``expand_token``'s words (each a substring, in order); a whole
+    token's span for each part unless the token holds a CJK character (then its own span)."""
+    token, start, end = match.group(), match.start(), match.end()
+    if token[0] in "vV" and _V_VERSION.fullmatch(token) and text[end : end + 1] == "." \
+            and text[end + 1 : end + 2].isdigit():
+        return [_Part(token[1:], start, end)]  # v2.0.1 is also indexed as 2.0.1
+    split = _split(token)
+    if split is None:
+        return [_Part(token, start, end)]
+    return [_Part(word, start + lo, start + hi) for word, lo, hi in split]
+
+
+#: index terms already looked up (a string's term never changes: the tokenizer is fixed);
+#: cleared when it holds this many, so memory stays bounded whatever the texts
+_TERM_CACHE_MAX = 100_000
+_term_cache: dict[str, str | None] = {}
+_UNKNOWN = object()
+_local = threading.local()
+
+
+def _vocab_connection() -> sqlite3.Connection:
+    """This thread's in-memory FTS5 table used to ask SQLite for terms (created once)."""
+    conn: sqlite3.Connection | None = getattr(_local, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS5_TOKENIZE}')")
+        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
+        _local.conn = conn
+    return conn
 
 
 def _terms(strings: set[str]) -> dict[str, str]:
-    """Each string's index term (its first ``porter unicode61`` token), from SQLite itself."""
-    listed = sorted(strings)
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS5_TOKENIZE}')")
-        conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
-        conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(listed))
-        terms: dict[str, str] = {}
-        for doc, term in conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
-            terms.setdefault(listed[doc], term)
-        return terms
-    finally:
-        conn.close()
+    """Each string's index term (its first ``porter unicode61`` token), from SQLite itself;
+    strings with no token are left out. Looked up once per distinct string (cached)."""
+    known: dict[str, str | None] = {}
+    for s in strings:
+        term = _term_cache.get(s, _UNKNOWN)
+        if term is not _UNKNOWN:
+            known[s] = term  # type: ignore[assignment]
+    missing = sorted(strings - known.keys())
+    if missing:
+        conn = _vocab_connection()
+        found: dict[str, str] = {}
+        try:
+            conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(missing))
+            for doc, term in conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+                found.setdefault(missing[doc], term)
+        finally:
+            conn.execute("DELETE FROM t")
+        if len(_term_cache) + len(missing) > _TERM_CACHE_MAX:
+            _term_cache.clear()
+        for s in missing:
+            known[s] = _term_cache[s] = found.get(s)
+    return {s: term for s, term in known.items() if term is not None}
 
 
 def _phrases(query: str) -> list[list[str]]:
@@ -89,23 +127,34 @@ def _phrases(query: str) -> list[list[str]]:
     return [phrase for phrase in out if phrase]
 
 
-def _find(stream: list[_Part], phrase: list[str], term: dict[str, str],
-          spans: list[tuple[int, int]]) -> None:
+def _find(stream: list[_Part], keys: list[str | None], at: dict[str, list[int]],
+          phrase: list[str], term: dict[str, str], spans: list[tuple[int, int]]) -> None:
+    """Append the span of each run of ``stream`` whose terms (``keys``) equal the phrase's;
+    ``at`` lists the positions of each term in ``keys``."""
     wanted = [term.get(word) for word in phrase]
-    if any(w is None for w in wanted):
+    first = wanted[0]
+    if first is None or any(w is None for w in wanted):
         return
-    keys = [term.get(part.text) for part in stream]
     size = len(wanted)
-    for i in range(len(stream) - size + 1):
+    for i in at.get(first, ()):
         if keys[i : i + size] == wanted:
             spans.append((stream[i].start, stream[i + size - 1].end))
+
+
+def _positions(keys: list[str | None]) -> dict[str, list[int]]:
+    at: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        if key is not None:
+            at.setdefault(key, []).append(i)
+    return at
 
 
 def match_spans(text: str, query: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` character spans of ``text`` that ``query`` matches (see the module
     doc), sorted and merged where they overlap; ``[]`` when the query has no searchable word.
 
-    Cost: one pass over ``text`` and one in-memory SQLite table of its distinct words.
+    Cost: one pass over ``text``; words not seen before are looked up once in an in-memory
+    SQLite table (per thread) and cached.
     """
     phrases = _phrases(query)
     if not phrases:
@@ -117,9 +166,11 @@ def match_spans(text: str, query: str) -> list[tuple[int, int]]:
         {word for phrase in phrases for word in phrase}
     term = _terms(strings)
     found: list[tuple[int, int]] = []
-    for phrase in phrases:
-        _find(whole, phrase, term, found)
-        _find(parts, phrase, term, found)
+    for stream in (whole, parts):
+        keys = [term.get(part.text) for part in stream]
+        at = _positions(keys)
+        for phrase in phrases:
+            _find(stream, keys, at, phrase, term, found)
     merged: list[tuple[int, int]] = []
     for start, end in sorted(found):
         if merged and start < merged[-1][1]:
