@@ -7,6 +7,7 @@ a real Unix socket, indexes are real SQLite files, repositories are real git rep
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -267,7 +268,9 @@ def stop_autostarted() -> None:
     info = daemon_lock_info()
     if info and info.get("pid"):
         pid = int(info["pid"])
-        os.kill(pid, signal.SIGTERM)
+        # it may have exited between the lock read and the signal
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 30
         while daemon_lock_info() is not None and time.monotonic() < deadline:
             time.sleep(0.05)
