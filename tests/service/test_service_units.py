@@ -416,7 +416,9 @@ def test_every_daemon_key_is_read(
         assert api.wait_done(job["id"])["status"] == "succeeded"
         commit(repo, "more")
         api.wait_for(lambda: len(api.jobs()) >= 2, what="a watched commit's job")
-        shutil.rmtree(repo)
+        # the job indexing the new commit may still write <repo>/.gitquarry while it goes
+        api.wait_for(lambda: shutil.rmtree(repo, ignore_errors=True) or not repo.exists(),
+                     what="the repository removed")
         api.wait_for(lambda: api.jobs(status="failed"), what="a failed job")
         other = make_repo(tmp_path / "other", commits=1)
         assert run_index(Workspace(root=other, config=load_config(other)), embed=False,
