@@ -29,6 +29,7 @@ from gitquarry.cli.index_run import (
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
+from gitquarry.percent import floor_percent
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
 from gitquarry.store.connection import read_only_note
 
@@ -375,9 +376,9 @@ def register(app: typer.Typer) -> None:
         out(f"Commits:   {status['total_commits']:,}")
         emb = status.get("embeddings") or {}
         if emb:
-            out(
-                f"Embedded:  {emb.get('embedded', 0):,} of {status['total_commits']:,} "
-                f"({emb.get('fraction', 0.0):.0%}) with {emb.get('namespace', '-')}")
+            done, total = emb.get("embedded", 0), status["total_commits"]
+            out(f"Embedded:  {done:,} of {total:,} ({floor_percent(done, total)}%) with "
+                f"{emb.get('namespace', '-')}")
         else:
             out(
                 f"Embedded:  0 of {status['total_commits']:,} (run `gitquarry index` to "

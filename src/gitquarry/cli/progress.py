@@ -30,6 +30,7 @@ from rich.text import Text
 
 from gitquarry.cli.common import printable, stderr
 from gitquarry.history.progress import EtaEstimator
+from gitquarry.percent import floor_percent
 
 #: default seconds between progress lines off a terminal
 DEFAULT_INTERVAL_S = 15.0
@@ -136,7 +137,7 @@ class RichProgress:
             return  # the summary says it is done
         self._last_line = now
         elapsed = max(now - self._started, 1e-9)
-        share = f" ({eta.done / eta.total:.0%})" if eta.total else ""
+        share = f" ({floor_percent(eta.done, eta.total)}%)" if eta.total else ""
         of_total = f"/{eta.total:,}" if eta.total else ""
         self._line(
             f"{self._name}: {eta.done:,}{of_total}{share}, {eta.done / elapsed:,.0f}/s, "

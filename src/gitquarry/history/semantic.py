@@ -23,6 +23,7 @@ from gitquarry.embedding import Embedder, create_embedder
 from gitquarry.errors import EmbeddingError
 from gitquarry.history.document import text_format
 from gitquarry.history.models import Warning_
+from gitquarry.percent import floor_percent
 from gitquarry.retrieval.vectors import cosine_top_k
 from gitquarry.store import Store
 
@@ -135,7 +136,7 @@ class SemanticRanker:
                     code="partial_embeddings",
                     message=(
                         f"{embedded:,} of {total:,} commits have vectors "
-                        f"({outcome.embedded_fraction:.0%}); the rest are ranked by keywords only"
+                        f"({floor_percent(embedded, total)}%); the rest are ranked by keywords only"
                     ),
                 )
             )

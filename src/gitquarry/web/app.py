@@ -29,6 +29,7 @@ from gitquarry.errors import (
     NotFoundError,
     RepoDocsRegistrationError,
 )
+from gitquarry.percent import floor_percent
 from gitquarry.web import render
 from gitquarry.web.backend import DOCS_MODES, HISTORY_MODES, WebBackend, selector_from
 from gitquarry.web.security import Session, check_csrf
@@ -44,6 +45,7 @@ def _env() -> Environment:
     env.filters["day"] = render.day
     env.filters["moment"] = render.moment
     env.filters["size"] = render.size
+    env.filters["percent"] = lambda f, digits=0: floor_percent(f or 0.0, 1.0, digits)
     env.filters["marked"] = render.marked
     env.filters["diff_lines"] = render.diff_lines
     env.filters["short"] = lambda h, n=10: (h or "")[:n]
