@@ -39,6 +39,7 @@ from gitquarry.errors import (
 from gitquarry.retrieval.tokenize import register_functions
 from gitquarry.store.capabilities import has_table
 from gitquarry.store.compression import register_functions as register_compression
+from gitquarry.store.compression import take_sql_damage
 
 if TYPE_CHECKING:
     from gitquarry.store.migrations import Migrations
@@ -84,6 +85,11 @@ ConnectionHook = Callable[[sqlite3.Connection], None]
 _hooks: list[ConnectionHook] = []
 
 
+def current_index_path() -> Path | None:
+    """The index file most recently opened in this context (what storage errors name)."""
+    return _current_path.get()
+
+
 def add_connection_hook(hook: ConnectionHook) -> None:
     """Run ``hook(conn)`` on every connection ``open_store`` makes, after gitquarry's own
     pragmas and before migrations (plugins, diagnostics, tests; e.g. ``PRAGMA
@@ -118,6 +124,10 @@ def translate_storage_error(
     where = path or _current_path.get() or Path("index.db")
     code = _code(exc)
     detail = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "user-defined function" in detail:
+        damage = take_sql_damage()  # a damaged compressed diff read in SQL (gq_inflate)
+        if damage is not None:
+            return IndexCorruptError(where, damage.detail)
     if _is_busy(exc):
         return IndexBusyError(where)
     if code == sqlite3.SQLITE_FULL:

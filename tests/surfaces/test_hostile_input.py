@@ -1,0 +1,61 @@
+"""Hostile and damaged input found by the breaker session (2026-11-30): each test is the
+reproduction of one defect, run against real repositories and real index files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from gitquarry.errors import IndexCorruptError
+from gitquarry.store.connection import open_store, storage_errors
+
+from .conftest import CLI, fast_import, user_config
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, cli: CLI) -> Path:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    fast_import(ws / "repo", [
+        (f"Retry change {i}", {f"src/mod{i % 3}.py": f"retries = {i}\n"}) for i in range(12)
+    ])
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    return ws
+
+
+def damage_diffs(db: Path) -> None:
+    """Overwrite the stored (zlib-compressed) diffs with bytes that are not a zlib stream,
+    bypassing the update trigger (which would have to inflate them)."""
+    conn = sqlite3.connect(db)
+    try:
+        trigger = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'git_commits_au'").fetchone()[0]
+        conn.execute("DROP TRIGGER git_commits_au")
+        conn.execute("UPDATE git_commits SET delta_truncated = X'789C0000DEADBEEF' "
+                     "WHERE typeof(delta_truncated) = 'blob'")
+        conn.execute(trigger)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_damaged_compressed_diff_is_index_corrupt_not_internal_error(
+        indexed: Path, cli: CLI) -> None:
+    db = indexed / ".gitquarry" / "index.db"
+    damage_diffs(db)
+    for argv in (["history", "retry", "--mode", "lexical"],
+                 ["history", "retry", "--mode", "lexical", "--pickaxe", "retries", "--json"]):
+        code, out, err = cli(*argv, "--project", str(indexed))
+        assert code == 1, (argv, out, err)
+        assert "internal error" not in err
+        assert "corrupt" in err and "rebuild-index" in err, err
+    # read in SQL (the pipeline's dedup, the FTS triggers on prune): the same typed error
+    store = open_store(db)
+    try:
+        with pytest.raises(IndexCorruptError, match="stored diff"), storage_errors(db):
+            store.conn.execute("SELECT gq_inflate(delta_truncated) FROM git_commits").fetchall()
+    finally:
+        store.close()
