@@ -3,6 +3,8 @@ reproduction of one defect, run against real repositories and real index files."
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 from gitquarry.errors import IndexCorruptError
 from gitquarry.store.connection import open_store, storage_errors
 
-from .conftest import CLI, fast_import, user_config
+from .conftest import CLI, Repo, fast_import, user_config
 
 
 @pytest.fixture
@@ -59,3 +61,38 @@ def test_damaged_compressed_diff_is_index_corrupt_not_internal_error(
             store.conn.execute("SELECT gq_inflate(delta_truncated) FROM git_commits").fetchall()
     finally:
         store.close()
+
+
+BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "Trojan Source" reordering
+RAW_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_bidi_controls_never_reach_the_terminal_raw(tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    repo = Repo(ws / "repo")
+    sha = repo.commit(f"Fix parser {BIDI}gnp.exe\u2066 bug\n\nbody \u200f with bidi",
+                      {f"src/evil{BIDI}txt.py": "parser = 1\n",
+                       "docs/guide.md": f"# Guide {BIDI}\n\nparser notes \u2067x\n"})
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    code, _, err = cli("repo-docs", "register", "--repo", "o/bidi",
+                       "--repository-path", str(ws / "repo"))
+    assert code == 0, err
+    seen = 0
+    for argv in (["history", "parser", "--project", str(ws), "--mode", "lexical"],
+                 ["history", "parser", "--project", str(ws), "--mode", "lexical", "--json"],
+                 ["show", sha[:8], "--project", str(ws)],
+                 ["show", sha[:8], "--project", str(ws), "--json"],
+                 ["blame", f"src/evil{BIDI}txt.py", "--project", str(ws)],
+                 ["repo-docs", "search", "parser", "--repo", "o/bidi", "--mode", "fulltext"],
+                 ["repo-docs", "search", "parser", "--repo", "o/bidi", "--mode", "fulltext",
+                  "--json"]):
+        code, out, err = cli(*argv)
+        assert code == 0, (argv, err)
+        assert not RAW_BIDI.search(out + err), (argv, out + err)
+        seen += "\\u202e" in out
+        if "--json" in argv:
+            data = json.loads(out)  # the decoded values keep the character
+            assert BIDI in json.dumps(data, ensure_ascii=False)
+    assert seen == 7
