@@ -96,3 +96,25 @@ def test_bidi_controls_never_reach_the_terminal_raw(tmp_path: Path, cli: CLI) ->
             data = json.loads(out)  # the decoded values keep the character
             assert BIDI in json.dumps(data, ensure_ascii=False)
     assert seen == 7
+
+
+def test_a_budget_too_small_for_one_result_is_an_error_not_an_empty_page(
+        tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    long_title = "Retry " + " ".join(f"word{i}" for i in range(300))  # one result > 500 tokens
+    fast_import(ws / "repo", [(f"{long_title} {i}", {f"f{i}.py": f"retries = {i}\n"})
+                              for i in range(3)])
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    base = ["history", "retry", "--project", str(ws), "--mode", "lexical", "--json",
+            "--detail", "compact"]
+    code, out, err = cli(*base, "--max-tokens", "500")
+    assert code == 2 and out == "", (out, err)  # before: results [] and a cursor at offset 0
+    found = re.search(r"needs about ([\d,]+)", err)
+    assert found and "--max-tokens" in err, err
+    code, out, err = cli(*base, "--max-tokens", found.group(1).replace(",", ""))
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["results"]) >= 1
+    assert data["next_cursor"] is None or not data["next_cursor"].endswith(".0")

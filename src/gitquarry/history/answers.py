@@ -22,7 +22,11 @@ from typing import Any
 
 from gitquarry.bounded import bound_history_response
 from gitquarry.errors import InvalidArgumentError
-from gitquarry.history.budget import DETAILS, apply_detail, fit_response
+from gitquarry.history.budget import (
+    DETAILS,
+    apply_detail,
+    fit_response,
+)
 from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
 from gitquarry.history.document import text_format
 from gitquarry.history.freshness import FreshnessChecker, compact_state
@@ -30,7 +34,7 @@ from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing
 from gitquarry.history.refs_contain import RefContainment
 from gitquarry.store.connection import read_only_note
-from gitquarry.tokens import check_max_tokens, json_tokens
+from gitquarry.tokens import MAX_MAX_TOKENS, check_max_tokens, json_tokens
 
 #: the MCP tools' default budget (tokens); the CLI has none unless asked
 MCP_DEFAULT_MAX_TOKENS = 8000
@@ -39,6 +43,8 @@ MCP_DEFAULT_MAX_TOKENS = 8000
 def pin_depth(top_n: int) -> int:
     """How long a ranking a search pins for its cursor: ``max(4 x top_n, 50)`` results."""
     return max(4 * top_n, 50)
+#: tokens added to the least budget an error suggests (index_state's times, the cursor)
+BUDGET_MARGIN = 20
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,10 @@ class HistoryAnswers:
         data, cut = fit_response(data, options.max_tokens, options.detail, query)
         if results_key != "results":
             data[results_key] = data.pop("results")
+        if shaped and not data[results_key]:
+            need = _least_budget({**data, results_key: shaped[:1]}, options.max_tokens,
+                                 options.detail, query)
+            raise budget_too_small(options.max_tokens, options.detail, need)
         data["truncated"] = cut.to_dict()
         return data, len(data[results_key])
 
@@ -287,6 +297,30 @@ class HistoryAnswers:
         return _with_cursor(data, kept, cursor, options)
 
 
+def budget_too_small(max_tokens: int, detail: str, need: int) -> InvalidArgumentError:
+    """The error for a ``max_tokens`` that cannot hold even the first result (about ``need``
+    tokens would): an empty page would look like "no matches", and its ``next_cursor``
+    would never move on."""
+    return InvalidArgumentError(
+        "max_tokens", f"{max_tokens:,} tokens cannot hold one result with detail {detail!r} "
+        f"(this answer needs about {need:,}: its index_state, warnings and filters count too); "
+        "raise max_tokens or ask for detail 'ids'")
+
+
+def _least_budget(data: dict[str, Any], above: int, detail: str, query: str) -> int:
+    """The least ``max_tokens`` above ``above`` at which ``fit_response`` keeps the one
+    result of ``data`` (bisection; at most ``MAX_MAX_TOKENS``), plus ``BUDGET_MARGIN`` for
+    what differs between calls (times, the cursor)."""
+    lo, hi = above, MAX_MAX_TOKENS
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fit_response(data, mid, detail, query)[0]["results"]:
+            hi = mid
+        else:
+            lo = mid
+    return min(MAX_MAX_TOKENS, hi + BUDGET_MARGIN)
+
+
 def _consumed(entries: list[PinnedHit], kept: list[str], gone: list[str]) -> int:
     """How many of ``entries`` (in order) the page used up: up to the last kept one, plus
     gone commits before the first dropped one."""
@@ -330,6 +364,8 @@ def _with_cursor(data: dict[str, Any], kept: int, cursor: Any,
         data["next_cursor"] = cursor(kept)
         if options.max_tokens is None or kept == 0 or json_tokens(data) <= options.max_tokens:
             return data
+        if kept == 1:  # an empty page would hand back a cursor that never moves on
+            raise budget_too_small(options.max_tokens, options.detail, json_tokens(data))
         kept -= 1
         data["results"] = data["results"][:kept]
         data["truncated"]["results_dropped"] += 1

@@ -215,9 +215,17 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
             left = max(500, budget - json_tokens(data) - 200)
             sub_options = AnswerOptions(detail=options.detail, max_tokens=left,
                                         cursor=options.cursor, explain=options.explain)
-        answer = answers.search(query, top_n=top_n,
-                                narrowing=Narrowing(commits=frozenset(history)),
-                                options=sub_options)
+        try:
+            answer = answers.search(query, top_n=top_n,
+                                    narrowing=Narrowing(commits=frozenset(history)),
+                                    options=sub_options)
+        except InvalidArgumentError as exc:
+            if exc.argument != "max_tokens" or options.max_tokens is None:
+                raise
+            # the blame took the budget: say so rather than answer "no history matches"
+            answer = {"query": query, "results": [], "warnings": [
+                f"max_tokens left no room for the ranked history ({exc.detail})"],
+                "warning_details": [{"code": "token_budget", "message": exc.detail}]}
         blamed = set(owned)
         for r in answer.get("results", []):
             if r.get("hash") in blamed:
