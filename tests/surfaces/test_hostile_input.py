@@ -118,3 +118,28 @@ def test_a_budget_too_small_for_one_result_is_an_error_not_an_empty_page(
     data = json.loads(out)
     assert len(data["results"]) >= 1
     assert data["next_cursor"] is None or not data["next_cursor"].endswith(".0")
+
+
+def test_a_query_of_only_operators_says_why_it_found_nothing(tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    repo = Repo(ws / "repo")
+    repo.commit("Docs", {"README.md": "# Parser\n\nparser notes\n"})
+    graph = ws / ".beadloom" / "_graph"
+    graph.mkdir(parents=True)
+    (graph / "g.yml").write_text(
+        "nodes:\n  - ref_id: parser\n    kind: service\n    summary: The parser service\n",
+        encoding="utf-8")
+    code, _, err = cli("repo-docs", "register", "--repo", "o/ops",
+                       "--repository-path", str(ws / "repo"))
+    assert code == 0, err
+    for query in ('"', "* ( ) :", "^-+"):
+        code, out, err = cli("repo-docs", "search", query, "--repo", "o/ops",
+                             "--mode", "fulltext", "--json")
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["hits"] == []
+        assert "no_searchable_terms" in [w["code"] for w in data["warning_details"]], query
+        code, out, err = cli("search", query, "--project", str(ws))
+        assert code == 0, err
+        assert "holds no searchable word" in err, (query, err)

@@ -16,6 +16,7 @@ from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_pr
 from gitquarry.graph.models import MAX_LIMIT, GraphIndexReport, GraphSearchResponse
 from gitquarry.graph.search import check_limit, search_nodes
 from gitquarry.graph.sources import docs_dir_files, graph_dir, graph_files
+from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.retrieval.pipeline import (
     Candidate,
     PipelineSettings,
@@ -126,9 +127,13 @@ def search_graph(
         "results": {c.key: {**outcome.explain(c), "score": round(c.score, 6)}
                     for c in outcome.results},
     }
+    warnings = tuple(outcome.warnings)
+    if not fts5_match_expression(query):  # no results, and the reason (as history says it)
+        warnings = (("no_searchable_terms", f"the query {query!r} holds no searchable word"),
+                    *warnings)
     return GraphSearchResponse(
         results=tuple(c.data for c in outcome.results), engine=engine, refreshed=refreshed,
-        warnings=tuple(outcome.warnings), pipeline=explain,
+        warnings=warnings, pipeline=explain,
     )
 
 
