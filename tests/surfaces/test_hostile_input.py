@@ -143,3 +143,24 @@ def test_a_query_of_only_operators_says_why_it_found_nothing(tmp_path: Path, cli
         code, out, err = cli("search", query, "--project", str(ws))
         assert code == 0, err
         assert "holds no searchable word" in err, (query, err)
+
+
+def test_show_without_the_git_object_says_why_and_keeps_the_path_filter(
+        tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    repo = Repo(ws / "repo")
+    repo.commit("Base", {"keep.py": "a = 1\n"})
+    sha = repo.commit("Two files", {"one.py": "one = 1\n", "two.py": "two = 2\n"})
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    (ws / "repo" / ".git" / "objects" / sha[:2] / sha[2:]).unlink()  # a missing Git object
+    code, out, err = cli("show", sha[:10], "--project", str(ws), "--path", "two.py", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["diff_source"].startswith("index (git could not read the commit"), data
+    assert "+two = 2" in data["diff"] and "one.py" not in data["diff"], data["diff"]
+    assert {f["path"] for f in data["files"]} == {"one.py", "two.py"}
+    code, out, err = cli("show", sha[:10], "--project", str(ws))
+    assert code == 0 and "binary" not in out, out  # the counts are unknown, not "binary"
+    assert "git could not read the commit" in err

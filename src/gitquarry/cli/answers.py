@@ -82,9 +82,10 @@ def register(app: typer.Typer) -> None:
             out("    " + printable(line))
         out("")
         for f in data["files"]:
-            counts = ("binary" if f["added"] is None
+            counts = ("" if data["diff_source"] != "git"  # counts unknown without git
+                      else "binary" if f["added"] is None
                       else f"+{f['added']} -{f['deleted']}")
-            out(f" {printable(cut_text(f['path'], 300)[0])}  {counts}")
+            out(f" {printable(cut_text(f['path'], 300)[0])}  {counts}".rstrip())
         if data["files_total"] > len(data["files"]):
             out(f" ... {data['files_total'] - len(data['files'])} more files")
         out("")

@@ -89,14 +89,32 @@ def _page(git_dir: Path, commit: str, paths: list[str] | None, offset: int,
     return lines, total, False
 
 
+def _only_paths(diff: str, paths: list[str] | None) -> str:
+    """The sections of a stored ``git show`` diff whose ``diff --git`` header names one of
+    ``paths`` (as ``a/PATH`` or ``b/PATH``); all of it when ``paths`` is empty."""
+    if not paths:
+        return diff
+    wanted = {f"{side}/{p}" for p in paths for side in ("a", "b")}
+    kept: list[str] = []
+    keep = False
+    for line in diff.split("\n"):
+        if line.startswith("diff --git "):
+            keep = any(part.strip('"') in wanted for part in line[11:].split(" "))
+        if keep:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
                diff_offset: int = 0, max_tokens: int | None = None) -> dict[str, Any]:
     """The ``get_commit`` answer (see the module docstring): ``hash``, ``title``,
     ``message``, ``author``, ``committer`` (after ``.mailmap``), ``author_raw``,
     ``committer_raw`` (as committed), ``author_time``, ``timestamp``, ``parents``,
     ``is_merge``, ``repo_path``, ``repositories``, ``files`` (``path``, ``added``,
-    ``deleted``; null counts for binary files), ``files_total``, ``refs``, ``refs_total``,
-    ``diff`` (this page), ``diff_source`` (``git`` or ``index``), ``diff_offset``,
+    ``deleted``; null counts for binary files, and for every file when the diff comes from
+    the index), ``files_total``, ``refs``, ``refs_total``, ``diff`` (this page; ``paths``
+    apply to the stored diff too), ``diff_source`` (``git``, or ``index (why)`` when git
+    could not read the commit: repository gone, objects missing), ``diff_offset``,
     ``diff_lines_returned``, ``diff_lines_total`` (``diff_lines_total_at_least`` when
     counting stopped), ``next_diff_offset`` (null on the last page), ``truncated``
     (``message_cut``, ``diff_page_cut``), ``index_state``.
@@ -138,14 +156,16 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
     git_dir = next((Path(d) for _, d in repos if Path(d).exists()), None)
     files: list[dict[str, Any]] = []
     source = "git"
-    if git_dir is not None:
+    if git_dir is None:
+        source = "index (the repository is not on disk)"
+    else:
         try:
             files = [{"path": f.path, "added": f.added, "deleted": f.deleted}
                      for f in numstat(git_dir, row["hash"])]
-        except GitquarryError:
+        except GitquarryError as exc:
+            source = f"index (git could not read the commit: {str(exc)[:200]})"
             git_dir = None
     if git_dir is None:
-        source = "index"
         files = [{"path": p, "added": None, "deleted": None}
                  for p in json.loads(row["files_changed"])]
     data["files_total"] = len(files)
@@ -177,7 +197,7 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
             source = f"index (git could not show the diff: {str(exc)[:200]})"
             git_dir = None
     if git_dir is None:
-        stored = inflate_text(row["delta_truncated"]).split("\n")
+        stored = _only_paths(inflate_text(row["delta_truncated"]), paths).split("\n")
         total = len(stored)
         for line in stored[diff_offset:diff_offset + PAGE_MAX_LINES]:
             cost = estimate_tokens(json.dumps(line, ensure_ascii=False)) + 1
