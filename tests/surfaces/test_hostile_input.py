@@ -4,6 +4,7 @@ reproduction of one defect, run against real repositories and real index files."
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from gitquarry.errors import IndexCorruptError
 from gitquarry.store.connection import open_store, storage_errors
 
-from .conftest import CLI, Repo, fast_import, user_config
+from .conftest import CLI, Repo, fast_import, run_gitquarry, user_config
 
 
 @pytest.fixture
@@ -164,3 +165,15 @@ def test_show_without_the_git_object_says_why_and_keeps_the_path_filter(
     code, out, err = cli("show", sha[:10], "--project", str(ws))
     assert code == 0 and "binary" not in out, out  # the counts are unknown, not "binary"
     assert "git could not read the commit" in err
+
+
+def test_arguments_that_are_not_utf8_are_usage_errors(indexed: Path) -> None:
+    """A shell passes bytes: ``\\xff`` reaches Python as the lone surrogate ``\\udcff``, which the
+    cursor digest (and SQLite) could not encode: it was an internal error."""
+    bad = os.fsdecode(b"caf\xe9")
+    for extra in (["history", bad], ["history", "x", "--author", bad],
+                  ["history", "x", "--pickaxe", bad], ["history", "x", "--files-glob", bad],
+                  ["history", "x", "--path", bad], ["blame", "src/mod0.py", bad]):
+        proc = run_gitquarry(*extra, "--project", str(indexed), "--json")
+        assert proc.returncode == 2, (extra, proc.stderr)
+        assert b"not valid UTF-8" in proc.stderr and b"internal error" not in proc.stderr

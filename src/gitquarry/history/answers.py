@@ -31,8 +31,9 @@ from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params
 from gitquarry.history.document import text_format
 from gitquarry.history.freshness import FreshnessChecker, compact_state
 from gitquarry.history.models import CommitResult, GitSearchResponse
-from gitquarry.history.narrow import Narrowing
+from gitquarry.history.narrow import Narrowing, validate_narrowing
 from gitquarry.history.refs_contain import RefContainment
+from gitquarry.retrieval.filters import check_text
 from gitquarry.store.connection import read_only_note
 from gitquarry.tokens import MAX_MAX_TOKENS, check_max_tokens, json_tokens
 
@@ -180,6 +181,10 @@ class HistoryAnswers:
         :raises CursorExpiredError: the cursor's ranking is no longer kept.
         """
         validate_options(options)
+        check_text("query", query)  # before the cursor digest hashes them
+        check_text("files_glob", files_glob)
+        if narrowing is not None:
+            narrowing = validate_narrowing(narrowing)
         pipeline: dict[str, Any] = {"collapse": collapse, "diverse": diverse,
                                     "min_score": min_score, "merges": merges,
                                     "sort": None if sort == "relevance" else sort}

@@ -32,6 +32,7 @@ from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.gitio.pickaxe import pickaxe_commits
 from gitquarry.history.candidates import GlobCandidates
 from gitquarry.history.hunks import parse_diff
+from gitquarry.retrieval.filters import check_text
 from gitquarry.store.compression import inflate_text
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ class Narrowing:
 def validate_narrowing(n: Narrowing) -> Narrowing:
     """``n`` with empty strings as None and paths normalised.
 
-    :raises InvalidArgumentError: a value too long, or holding NUL."""
+    :raises InvalidArgumentError: a value too long, holding NUL or not valid text."""
     values: dict[str, str | None] = {}
     for name in ("author", "committer", "path", "pickaxe"):
         value = getattr(n, name)
@@ -76,6 +77,7 @@ def validate_narrowing(n: Narrowing) -> Narrowing:
                 raise InvalidArgumentError(name, "must be a string")
             if "\x00" in value:
                 raise InvalidArgumentError(name, "holds a NUL character")
+            check_text(name, value)
             if len(value) > MAX_FILTER_CHARS:
                 raise InvalidArgumentError(name, f"longer than {MAX_FILTER_CHARS} characters")
             if name != "pickaxe":

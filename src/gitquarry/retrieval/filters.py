@@ -46,6 +46,20 @@ MIN_TIME = -(2**63)
 MAX_TIME = 2**63 - 1
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_text(argument: str, value: str | None) -> None:
+    """:raises InvalidArgumentError: ``value`` is not valid Unicode text: it holds lone
+    surrogates, as Python spells bytes of a command-line argument that are not UTF-8
+    (``\\udcff`` for ``\\xff``) and as a JSON string may spell them (``"\\udcff"``). Such a
+    value cannot be stored, hashed or bound to SQLite. None passes."""
+    if value is not None and _SURROGATE.search(value):
+        raise InvalidArgumentError(
+            argument, "is not valid UTF-8 text (a byte or code point that is no character; "
+            "names stored from non-UTF-8 bytes hold U+FFFD in their place)")
+
+
 def _check_brackets(pattern: str) -> None:
     depth_brace = 0
     i = 0
