@@ -177,3 +177,25 @@ def test_arguments_that_are_not_utf8_are_usage_errors(indexed: Path) -> None:
         proc = run_gitquarry(*extra, "--project", str(indexed), "--json")
         assert proc.returncode == 2, (extra, proc.stderr)
         assert b"not valid UTF-8" in proc.stderr and b"internal error" not in proc.stderr
+
+
+def test_blame_over_a_missing_object_warns_instead_of_answering_silently(
+        tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    repo = Repo(ws / "repo")
+    repo.commit("Add retry", {"net.py": "retries = 3\n"})
+    middle = repo.commit("Add timeout", {"net.py": "retries = 3\ntimeout = 5\n"})
+    repo.commit("Add backoff", {"net.py": "retries = 3\ntimeout = 5\nbackoff = 2\n"})
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    (ws / "repo" / ".git" / "objects" / middle[:2] / middle[2:]).unlink()
+    code, out, err = cli("blame", "net.py", "--project", str(ws), "--json")
+    assert code == 0, err
+    data = json.loads(out)  # git still answers (exit 0), with lines given to the wrong commit
+    assert [w["code"] for w in data["warning_details"]] == ["blame_incomplete"]
+    assert middle in data["warnings"][0]
+    code, out, err = cli("blame", "net.py", "--project", str(ws))
+    assert code == 0 and "may be attributed to the wrong commit" in err, err
+    code, out, err = cli("blame", "net.py:9", "--project", str(ws))
+    assert code == 2 and "git blame failed: git blame failed" not in err, err

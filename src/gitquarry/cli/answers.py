@@ -148,6 +148,8 @@ def register(app: typer.Typer) -> None:
                 f"{printable(cut_text(str(e.get('author', '')).split(' <')[0], 60)[0])}  "
                 f"{printable(cut_text(str(e.get('title', '')), 200)[0])}{refs}")
             out(f"    lines {e['lines']}" + ("" if e["indexed"] else "  (not indexed)"))
+        for message in data.get("warnings", []):
+            warn(message)
         history = data.get("history")
         if history is not None:
             out("")

@@ -41,6 +41,9 @@ class BlameLine:
 class BlameResult:
     lines: list[BlameLine] = field(default_factory=list)
     commits: dict[str, BlameCommit] = field(default_factory=dict)
+    #: what git wrote on stderr although it answered (e.g. "error: Could not read <hash>"
+    #: for a missing object: git then attributes lines to the wrong commit); at most 5 lines
+    problems: list[str] = field(default_factory=list)
 
 
 def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]] | None = None,
@@ -107,6 +110,8 @@ def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]]
         code = proc.wait()
     if code != 0 and not result.lines:
         raise GitError(git_argv(git_dir, args), code, err.decode("utf-8", "replace"))
+    result.problems = list(dict.fromkeys(
+        line for line in err.decode("utf-8", "replace").splitlines() if line.strip()))[:5]
     return result
 
 

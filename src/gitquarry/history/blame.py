@@ -132,7 +132,8 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
     ``commit``, ``range``, ``blame`` (commits: ``hash``, ``lines`` ranges, ``line_count``,
     ``indexed``, ``title``, ``author``, ``date``, ``message`` (full detail), ``refs``),
     ``lines`` (``line``, ``commit``, ``text``), ``lines_total``, ``history`` (with a query),
-    ``index_state``, ``truncated`` (with a budget).
+    ``index_state``, ``truncated`` (with a budget), ``warnings``/``warning_details`` (code
+    ``blame_incomplete``) when git answered but reported errors (missing objects).
 
     :raises InvalidArgumentError: a bad spec, detail or budget.
     :raises PathNotFoundError: see :func:`locate`.
@@ -147,7 +148,7 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
         result = blame(git_dir, commit, rel, [region] if region else None,
                        max_lines=MAX_BLAME_LINES)
     except GitquarryError as exc:
-        raise InvalidArgumentError("path", f"git blame failed: {str(exc)[:300]}") from exc
+        raise InvalidArgumentError("path", str(exc)[:300]) from exc  # "git blame failed: …"
     owned: dict[str, list[int]] = {}
     for line in result.lines:
         owned.setdefault(line.commit, []).append(line.line)
@@ -197,6 +198,11 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
     }
     if options.detail == "ids":
         data["blame"] = [{"hash": e["hash"], "lines": e["lines"]} for e in data["blame"]]
+    if result.problems:  # git answered, but from a damaged repository: say so
+        message = ("git blame reported problems, so lines may be attributed to the wrong "
+                   "commit: " + "; ".join(cut_text(p, 200)[0] for p in result.problems))
+        data["warnings"] = [message]
+        data["warning_details"] = [{"code": "blame_incomplete", "message": message}]
     budget = options.max_tokens
     truncated = {"lines_dropped": 0, "blame_commits_dropped": 0}
     if budget is not None:
