@@ -199,3 +199,19 @@ def test_blame_over_a_missing_object_warns_instead_of_answering_silently(
     assert code == 0 and "may be attributed to the wrong commit" in err, err
     code, out, err = cli("blame", "net.py:9", "--project", str(ws))
     assert code == 2 and "git blame failed: git blame failed" not in err, err
+
+
+def test_a_damaged_cursor_store_is_rebuilt_and_cursors_keep_working(indexed: Path,
+                                                                      cli: CLI) -> None:
+    (indexed / ".gitquarry" / "cursors.db").write_bytes(b"junk, not a database\n" * 100)
+    base = ["history", "retry", "--project", str(indexed), "--mode", "lexical", "--json",
+            "--top-n", "2"]
+    code, out, err = cli(*base)
+    assert code == 0, err
+    first = json.loads(out)
+    assert "cursor_in_memory" not in [w["code"] for w in first["warning_details"]]
+    code, out, err = cli(*base, "--cursor", first["next_cursor"])  # another process's cursor
+    assert code == 0, err
+    page = json.loads(out)
+    assert page["results"] and not {r["hash"] for r in page["results"]} & {
+        r["hash"] for r in first["results"]}

@@ -237,8 +237,8 @@ class HistoryAnswers:
         if not self.cursors.persistent:
             _add_warnings(data, [(
                 "cursor_in_memory",
-                "the index directory is not writable: next_cursor works only within this "
-                "process (the MCP server), not from another command")])
+                f"{self.cursors.problem or 'the cursor store cannot be written'}: next_cursor "
+                "works only within this process (the MCP server), not from another command")])
 
     def _page(self, query: str, top_n: int, digest: str, options: AnswerOptions,
               extra_warnings: list[tuple[str, str]] | None) -> dict[str, Any]:

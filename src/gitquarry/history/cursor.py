@@ -102,16 +102,39 @@ class CursorStore:
         self._memory: dict[str, Pin] = {}
         self._conn: sqlite3.Connection | None = None
         self.persistent = True
+        #: why the pins are kept in memory only (None while ``persistent``)
+        self.problem: str | None = None
         try:
-            conn = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+            self._conn = self._open()
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):  # read-only, locked, cannot open
+                self._memory_only(exc)
+            else:  # not a database / malformed: the pins are a 1-hour cache, start afresh
+                try:
+                    for suffix in ("", "-wal", "-shm", "-journal"):
+                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                    self._conn = self._open()
+                except (sqlite3.Error, OSError) as again:
+                    self._memory_only(again)
+        except (sqlite3.Error, OSError) as exc:
+            self._memory_only(exc)
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+        try:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS pins (id TEXT PRIMARY KEY, created_at REAL NOT NULL, "
                 "params TEXT NOT NULL, meta TEXT NOT NULL, hits TEXT NOT NULL)"
             )
             conn.commit()
-            self._conn = conn
-        except (sqlite3.Error, OSError):
-            self.persistent = False
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _memory_only(self, exc: BaseException) -> None:
+        self.persistent = False
+        self.problem = f"{self.path.name} cannot be used ({exc})"
 
     def close(self) -> None:
         if self._conn is not None:
@@ -138,8 +161,8 @@ class CursorStore:
                         "(SELECT id FROM pins ORDER BY created_at DESC LIMIT ?)", (MAX_PINS,))
                     self._conn.commit()
                     return pin_id
-                except sqlite3.Error:
-                    self.persistent = False
+                except sqlite3.Error as exc:
+                    self._memory_only(exc)
                     self._conn = None
             self._memory[pin_id] = Pin(hits, params, meta, now)
             for old in [k for k, p in self._memory.items() if p.created_at < now - CURSOR_TTL_S]:
