@@ -215,3 +215,10 @@ def test_a_damaged_cursor_store_is_rebuilt_and_cursors_keep_working(indexed: Pat
     page = json.loads(out)
     assert page["results"] and not {r["hash"] for r in page["results"]} & {
         r["hash"] for r in first["results"]}
+
+
+def test_usage_errors_name_options_as_the_command_line_spells_them(indexed: Path,
+                                                                  cli: CLI) -> None:
+    for extra, name in ((["--min-score", "2"], "--min-score:"), (["--sort", "x"], "--sort:")):
+        code, _, err = cli("history", "retry", "--project", str(indexed), *extra)
+        assert code == 2 and name in err, err

@@ -124,6 +124,9 @@ CLI_ARGUMENT_NAMES = {
     "committer": "--committer",
     "pickaxe": "--pickaxe",
     "diff_offset": "--offset",
+    "min_score": "--min-score",
+    "sort": "--sort",
+    "merges": "--merges/--no-merges",
 }
 
 
