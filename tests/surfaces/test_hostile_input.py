@@ -222,3 +222,17 @@ def test_usage_errors_name_options_as_the_command_line_spells_them(indexed: Path
     for extra, name in ((["--min-score", "2"], "--min-score:"), (["--sort", "x"], "--sort:")):
         code, _, err = cli("history", "retry", "--project", str(indexed), *extra)
         assert code == 2 and name in err, err
+
+
+def test_words_past_the_query_cap_are_reported_not_silently_dropped(indexed: Path,
+                                                                     cli: CLI) -> None:
+    query = " ".join(f"w{i}" for i in range(70)) + " retry"  # 'retry' is the 71st word
+    code, out, err = cli("history", query, "--project", str(indexed), "--mode", "lexical",
+                         "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    dropped = [w for w in data["warning_details"] if w["code"] == "query_words_dropped"]
+    assert len(dropped) == 1 and "7 more" in dropped[0]["message"], dropped
+    code, out, err = cli("history", " ".join(f"w{i}" for i in range(10)) + " retry",
+                         "--project", str(indexed), "--mode", "lexical", "--json")
+    assert "query_words_dropped" not in out

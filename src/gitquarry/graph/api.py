@@ -16,7 +16,7 @@ from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_pr
 from gitquarry.graph.models import MAX_LIMIT, GraphIndexReport, GraphSearchResponse
 from gitquarry.graph.search import check_limit, search_nodes
 from gitquarry.graph.sources import docs_dir_files, graph_dir, graph_files
-from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.pipeline import (
     Candidate,
     PipelineSettings,
@@ -131,6 +131,9 @@ def search_graph(
     if not fts5_match_expression(query):  # no results, and the reason (as history says it)
         warnings = (("no_searchable_terms", f"the query {query!r} holds no searchable word"),
                     *warnings)
+    dropped = dropped_words_warning(query)
+    if dropped is not None:
+        warnings = (dropped, *warnings)
     return GraphSearchResponse(
         results=tuple(c.data for c in outcome.results), engine=engine, refreshed=refreshed,
         warnings=warnings, pipeline=explain,

@@ -32,7 +32,7 @@ from gitquarry.history.pipeline import candidates, copies, merge_folder
 from gitquarry.history.refs_contain import RefContainment
 from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
-from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import SHAPE_WEIGHTS, introduction_subject, rrf_fuse
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
@@ -324,6 +324,9 @@ def search_git_history(
                             message=f"the query {query!r} holds no searchable word",
                         )
                     )
+                dropped = dropped_words_warning(ranked_query) if mode != "semantic" else None
+                if dropped is not None:
+                    pass_warnings.append(Warning_(code=dropped[0], message=dropped[1]))
                 semantic_hits: list[tuple[int, float]] = []
                 effective = "lexical"
                 embedded_fraction = 0.0

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitquarry.repo_docs.hydrate import Hydrator
 from gitquarry.repo_docs.lexical import LexicalIndex, Row
-from gitquarry.retrieval.fts import fts5_match_expression
+from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
 
@@ -103,6 +103,9 @@ def rank(
     lexical = index.search(query, CANDIDATES)
     if semantic is None and not fts5_match_expression(query):  # as history search says it
         warnings.add("no_searchable_terms", f"the query {query!r} holds no searchable word")
+    dropped = dropped_words_warning(query)
+    if dropped is not None:
+        warnings.add(*dropped)
     lex_score = {row.chunk_id: score for row, score in lexical}
     rows_by_chunk: dict[str, Row] = {}
     for row in index.rows:

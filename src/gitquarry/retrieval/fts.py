@@ -26,7 +26,8 @@ def _has_token_chars(word: str) -> bool:
     return any(ch.isalnum() for ch in word)
 
 
-#: Distinct words kept from one query; the rest are ignored (``query_words`` says so).
+#: Distinct words kept from one query; the rest are ignored (``dropped_words_warning`` says
+#: so).
 MAX_QUERY_WORDS = 64
 
 
@@ -47,6 +48,31 @@ def query_words(query: str) -> list[str]:
         if len(words) == MAX_QUERY_WORDS:
             break
     return words
+
+
+def dropped_query_words(query: str) -> list[str]:
+    """The distinct searchable words of ``query`` past the ``MAX_QUERY_WORDS``-th, which
+    ``query_words`` leaves out (surfaces warn ``query_words_dropped`` with them)."""
+    kept = {w.casefold() for w in query_words(query)}
+    dropped: list[str] = []
+    for word in query.replace("\x00", " ").split():
+        key = word.casefold()
+        if key not in kept and _has_token_chars(word):
+            kept.add(key)
+            dropped.append(word)
+    return dropped
+
+
+def dropped_words_warning(query: str) -> tuple[str, str] | None:
+    """``("query_words_dropped", message)`` when ``query`` holds more distinct words than
+    are searched, else None."""
+    dropped = dropped_query_words(query)
+    if not dropped:
+        return None
+    shown = ", ".join(repr(w[:40]) for w in dropped[:5]) + (", …" if len(dropped) > 5 else "")
+    return ("query_words_dropped",
+            f"only the first {MAX_QUERY_WORDS} distinct words of the query are searched; "
+            f"{len(dropped)} more were left out ({shown})")
 
 
 def fts5_string(text: str) -> str:
