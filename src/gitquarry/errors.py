@@ -113,15 +113,24 @@ class NoIndexError(GitquarryError):
         self.workspace = workspace
 
 
+#: The repository-docs cache's file name (``repo_docs.cache.DB_NAME``): its corruption has
+#: another remedy than the workspace index's.
+DOCS_CACHE_NAME = "repo_docs.db"
+
+
 class IndexCorruptError(GitquarryError):
     """The SQLite index file is unreadable or malformed."""
 
     code = "index_corrupt"
 
     def __init__(self, db_path: Path, detail: str) -> None:
+        if db_path.name == DOCS_CACHE_NAME:  # not the workspace's index: rebuild-index
+            remedy = ("it holds only derived data (never document text): delete it and run "
+                      "`gitquarry repo-docs index` to rebuild it")
+        else:
+            remedy = "run `gitquarry rebuild-index` to rebuild it from Git"
         super().__init__(
-            f"the index database {db_path} is corrupt or unreadable ({detail}); "
-            "run `gitquarry rebuild-index` to rebuild it from Git"
+            f"the index database {db_path} is corrupt or unreadable ({detail}); {remedy}"
         )
         self.db_path = db_path
         self.detail = detail

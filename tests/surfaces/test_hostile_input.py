@@ -236,3 +236,23 @@ def test_words_past_the_query_cap_are_reported_not_silently_dropped(indexed: Pat
     code, out, err = cli("history", " ".join(f"w{i}" for i in range(10)) + " retry",
                          "--project", str(indexed), "--mode", "lexical", "--json")
     assert "query_words_dropped" not in out
+
+
+def test_a_corrupt_docs_cache_names_its_own_remedy(tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    repo = Repo(tmp_path / "repo")
+    repo.commit("Docs", {"README.md": "# Parser\n\nparser notes\n"})
+    code, _, err = cli("repo-docs", "register", "--repo", "o/cache",
+                       "--repository-path", str(repo.path))
+    assert code == 0, err
+    (repo.path / ".gitquarry").mkdir(exist_ok=True)
+    (repo.path / ".gitquarry" / "repo_docs.db").write_bytes(b"not a database\n" * 200)
+    code, _, err = cli("repo-docs", "search", "parser", "--repo", "o/cache",
+                       "--mode", "fulltext")
+    assert code == 1 and "corrupt" in err, err
+    # `rebuild-index` rebuilds the workspace index, never this cache
+    assert "repo-docs index" in err and "rebuild-index" not in err, err
+    (repo.path / ".gitquarry" / "repo_docs.db").unlink()
+    code, out, err = cli("repo-docs", "search", "parser", "--repo", "o/cache",
+                         "--mode", "fulltext")
+    assert code == 0 and "README.md" in out, (out, err)

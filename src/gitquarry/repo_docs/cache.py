@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitquarry.errors import DOCS_CACHE_NAME
 from gitquarry.repo_docs.plan import DocFile, Exclusion
 from gitquarry.store import Store
 from gitquarry.store.connection import open_store
@@ -26,7 +27,7 @@ if TYPE_CHECKING:  # NumPy only with vectors: full-text search starts without it
     from gitquarry.repo_docs.chunker import ChunkSpan
     from gitquarry.repo_docs.registry import Binding
 
-DB_NAME = "repo_docs.db"
+DB_NAME = DOCS_CACHE_NAME  # "repo_docs.db"
 #: embedding text format of repository-docs chunks (part of the namespace)
 TEXT_FORMAT = "repo-docs-v1"
 
