@@ -52,7 +52,7 @@ def test_min_score_is_checked_and_applied(make_repo, indexer: Indexer, cli) -> N
     indexer.run()
     root = str(indexer.root)
     code, out, err = cli("history", "config", "--min-score", "1.5", "--project", root)
-    assert code == 2 and "min_score" in err and "from 0 to 1" in err
+    assert code == 2 and "--min-score" in err and "from 0 to 1" in err
     # a threshold between the first two results' scores (lexical scores measure the match)
     code, out, err = cli("history", "config loader", "--mode", "lexical", "--json",
                          "--project", root)
