@@ -28,7 +28,6 @@ from gitquarry.history.budget import (
     fit_response,
 )
 from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
-from gitquarry.history.document import text_format
 from gitquarry.history.freshness import FreshnessChecker, compact_state
 from gitquarry.history.models import CommitResult, GitSearchResponse
 from gitquarry.history.narrow import Narrowing, validate_narrowing
@@ -107,14 +106,12 @@ class HistoryAnswers:
         cfg = self.searcher.workspace.config.embedding
         if cfg.provider == "none":
             return None
-        sql = ("SELECT id FROM embedding_namespaces WHERE provider = ? AND text_format = ?"
-               + (" AND model = ?" if cfg.model else "") + " ORDER BY id DESC LIMIT 1")
-        params = [cfg.provider, text_format()] + ([cfg.model] if cfg.model else [])
+        from gitquarry.history.embed import configured_namespace_id
+
         try:
-            row = self.searcher.store.conn.execute(sql, params).fetchone()
+            return configured_namespace_id(self.searcher.store.conn, cfg.provider, cfg.model)
         except sqlite3.DatabaseError:
             return None
-        return int(row[0]) if row else None
 
     def index_state(self) -> dict[str, Any]:
         """``index_state`` of the index now (see ``history.freshness``)."""

@@ -8,7 +8,9 @@ dirty, and after ``[daemon] debounce_s`` of quiet a ``history_index`` job (or a
 ``graph_reindex`` job for graph/docs files) is submitted. Every ``reconcile_s`` seconds each
 workspace is re-discovered (new or vanished repositories, a moved or deleted workspace) and
 a job is submitted when its refs fingerprint differs from the last success (nothing happens
-otherwise), catching events dropped under load or on network filesystems.
+otherwise), catching events dropped under load or on network filesystems; likewise a
+``history_embed`` job when indexed commits lack vectors (a chained job that was lost, or
+vectors left over by an earlier daemon), dropped when none do.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.errors import GitquarryError, InvalidArgumentError, WorkspaceUnavailableError
-from gitquarry.service.job_types import GRAPH_REINDEX, HISTORY_INDEX, relative_name
+from gitquarry.service.job_types import (
+    GRAPH_REINDEX,
+    HISTORY_EMBED,
+    HISTORY_INDEX,
+    relative_name,
+)
 from gitquarry.service.store import WatchedWorkspace
 from gitquarry.service.watcher import Debouncer, Watcher, WatchSpec, git_watch_specs
 
@@ -267,13 +274,24 @@ class Coordinator:
             except GitquarryError as exc:
                 log.warning("reconcile %s: %s", ws.name, exc)
                 continue
-            for job_type in (HISTORY_INDEX, GRAPH_REINDEX):
+            for job_type in (HISTORY_INDEX, GRAPH_REINDEX, HISTORY_EMBED):
                 if job_type == GRAPH_REINDEX and not self._has_graph_sources(ws.ref):
+                    continue
+                if job_type == HISTORY_EMBED and not self._embeds(ws.ref):
                     continue
                 try:
                     self.daemon.submit(job_type, ws.ref, origin="reconcile")
                 except GitquarryError as exc:
                     log.warning("reconcile %s: %s", ws.name, exc)
+
+    def _embeds(self, ref: str) -> bool:
+        """Whether the daemon embeds this workspace's commits (daemon and workspace config)."""
+        if not self.daemon.config.embed:
+            return False
+        try:
+            return self.load_workspace(ref).config.embedding.provider != "none"
+        except GitquarryError:
+            return False
 
     def _has_graph_sources(self, ref: str) -> bool:
         from gitquarry.graph.sources import docs_dir_files, graph_files

@@ -34,6 +34,7 @@ from gitquarry.service.jobs import JobContext, JobStop, JobType, register_job_ty
 
 if TYPE_CHECKING:
     from gitquarry.repo_docs.registry import Binding
+    from gitquarry.service.store import Job
 
 REPO_DOCS_INDEX = "repo_docs_index"
 MAX_SETS_PER_IDENTITY = 8
@@ -64,7 +65,9 @@ def binding_for(params: dict[str, Any]) -> Binding:
 
 
 def docs_target(binding: Binding, revision: str | None, include_worktree: bool) -> str:
-    """The work's identity: the commit the revision names (+ overlay flag + embedding)."""
+    """The work's identity: the commit the revision names (+ overlay flag + a digest of
+    every setting the set's identity depends on besides the commit and the policy file it
+    holds: embedding provider/model/endpoint, chunk policy, blob size cap)."""
     from gitquarry.config import load_config
     from gitquarry.errors import RevisionNotFoundError
     from gitquarry.gitio.refs import head_commit
@@ -74,9 +77,35 @@ def docs_target(binding: Binding, revision: str | None, include_worktree: bool) 
     commit = head_commit(git_dir, revision or "HEAD")
     if commit is None:
         raise RevisionNotFoundError(revision or "HEAD")
-    emb = load_config(None).embedding
-    extra = hashlib.sha256(f"{emb.provider}|{emb.model}|{emb.url}".encode()).hexdigest()[:12]
+    from gitquarry.repo_docs.chunker import ChunkPolicy
+
+    config = load_config(None)
+    emb, docs = config.embedding, config.docs
+    chunks = ChunkPolicy(docs.chunk_max_chars, docs.chunk_min_chars).key
+    extra = hashlib.sha256(f"{emb.provider}|{emb.model}|{emb.url}|{chunks}|"
+                           f"{docs.max_blob_bytes}".encode()).hexdigest()[:12]
     return f"{commit}:{'worktree' if include_worktree else 'git'}:{extra}"
+
+
+def docs_done(daemon: Any, scope: str, target: str, last: Job | None) -> bool:
+    """The set is built: the last success had this target and the revision set it
+    published is still in the docs cache (not evicted, the cache not deleted).
+
+    :raises GitquarryError: the binding or the cache cannot be read (the caller submits)."""
+    from gitquarry.config import load_config
+    from gitquarry.repo_docs.cache import DB_NAME, DocsCache, cache_dir_for
+
+    if last is None or last.target != target:
+        return False
+    set_id = (last.result or {}).get("revision_set_id")
+    if not isinstance(set_id, str):
+        return False
+    path = cache_dir_for(binding_for(last.params), load_config(None)) / DB_NAME
+    if not path.is_file():
+        return False
+    with DocsCache(path) as cache:
+        row = cache.get_set(set_id)
+    return row is not None and row.state == (last.result or {}).get("state")
 
 
 def run_repo_docs_index(ctx: JobContext) -> dict[str, Any]:
@@ -291,6 +320,6 @@ def reconcile_docs(daemon: Any) -> None:
 
 
 register_job_type(JobType(
-    name=REPO_DOCS_INDEX, priority=30, run=run_repo_docs_index,
+    name=REPO_DOCS_INDEX, priority=30, run=run_repo_docs_index, done=docs_done,
     description="repository-docs revision set for one commit (then retention)",
 ), replace=True)

@@ -20,6 +20,9 @@ from gitquarry.service.jobs import JobContext, JobType, register_job_type
 
 if TYPE_CHECKING:
     from gitquarry.service.daemon import Daemon
+    from gitquarry.service.store import Job
+    from gitquarry.store import Store
+    from gitquarry.workspace import Workspace
 
 HISTORY_INDEX = "history_index"
 HISTORY_EMBED = "history_embed"
@@ -106,10 +109,67 @@ def run_history_index(ctx: JobContext) -> dict[str, Any]:
 # -- history_embed --------------------------------------------------------------------------
 
 
-def embed_target(daemon: Daemon, scope: str) -> str:
-    ws = daemon.coordinator.load_workspace(scope)
+def embed_settings(ws: Workspace) -> list[str]:
+    """The embedding settings a ``history_embed`` job works under (and the vector format)."""
+    from gitquarry.history.document import text_format
+
     e = ws.config.embedding
-    return _digest([e.provider, e.model, e.url, str(e.batch_size)])[:32]
+    return [e.provider, e.model, e.url, str(e.batch_size), text_format()]
+
+
+def _embed_target_of(ws: Workspace, store: Store | None) -> str:
+    from gitquarry.history.embed import indexed_state_digest
+
+    state = indexed_state_digest(store.conn) if store is not None else "no index"
+    return _digest([*embed_settings(ws), state])[:32]
+
+
+def embed_target(daemon: Daemon, scope: str) -> str:
+    """The work's identity: the embedding settings plus the indexed state it embeds up to
+    (every indexed ref tip and the commit count: ``history.embed.indexed_state_digest``),
+    so a new commit is new work, while every request made before it is indexed is the
+    same work (an event storm coalesces into one job).
+
+    :raises WorkspaceUnavailableError, ConfigError: as ``load_workspace``."""
+    from gitquarry.errors import NoIndexError
+
+    ws = daemon.coordinator.load_workspace(scope)
+    try:
+        store = ws.open_store()
+    except NoIndexError:
+        return _embed_target_of(ws, None)
+    try:
+        return _embed_target_of(ws, store)
+    finally:
+        store.close()
+
+
+def embed_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> bool:
+    """Nothing to embed: no index yet, or no commit lacks a vector in the namespace the
+    last success with this very target wrote (exact), or in the configured one (looked up
+    without building the embedder: a foreground ``gitquarry index`` may have embedded).
+
+    :raises GitquarryError, sqlite3.Error: the index cannot be read (the caller submits)."""
+    from gitquarry.errors import NoIndexError
+    from gitquarry.history.embed import configured_namespace_id, namespace_id_of, pending_count
+
+    ws = daemon.coordinator.load_workspace(scope)
+    try:
+        store = ws.open_store()
+    except NoIndexError:
+        return True  # the history index job chains an embed job once there is one
+    try:
+        conn = store.conn
+        key = (last.result or {}).get("namespace") if last is not None else None
+        if last is not None and last.target == target and isinstance(key, str):
+            ns = namespace_id_of(conn, key)
+            if ns is not None and pending_count(conn, ns) == 0:
+                return True
+        cfg = ws.config.embedding
+        ns = configured_namespace_id(conn, cfg.provider, cfg.model)
+        return ns is not None and pending_count(conn, ns) == 0
+    finally:
+        store.close()
 
 
 def run_history_embed(ctx: JobContext) -> dict[str, Any]:
@@ -129,6 +189,10 @@ def run_history_embed(ctx: JobContext) -> dict[str, Any]:
         with ctx.writer_lease(ws):
             store = ws.open_store()
             try:
+                # the exact state this run embeds up to (nothing writes while it holds
+                # the lease): the target a later `done` test compares with
+                ctx.daemon.retarget(ctx.job, _embed_target_of(ws, store))
+                embedder.work_key = ctx.job.work_key
                 report = embed_pending(
                     store, embedder, batch_size=config.batch_size, progress=ctx.progress
                 )
@@ -178,5 +242,6 @@ register_job_type(JobType(
 ), replace=True)
 register_job_type(JobType(
     name=HISTORY_EMBED, priority=50, run=run_history_embed, target=embed_target, yields=True,
+    done=embed_done,
     description="embedding vectors for commits that lack them (checkpointed)",
 ), replace=True)

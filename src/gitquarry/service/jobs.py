@@ -45,7 +45,13 @@ class JobStop(Exception):
 class JobType:
     """``run`` does the work; ``yields`` says whether the job may stop early (and be
     re-queued) when a more urgent job waits; ``target`` computes the work's identity for a
-    scope at submission (None: a constant)."""
+    scope at submission (None: a constant).
+
+    ``done(daemon, scope, target, last)`` says whether the work an automatic request names
+    is already done, so the request is dropped (``last``: the scope's last succeeded job of
+    this type, or None). It must look at the state the work produces (the index), not only
+    at ``last``: a target that names settings but not the data leaves new data unprocessed.
+    None: done when ``last`` has the same target."""
 
     name: str
     priority: int
@@ -53,6 +59,7 @@ class JobType:
     yields: bool = False
     target: Callable[[Daemon, str], str] | None = None
     description: str = ""
+    done: Callable[[Daemon, str, str, Job | None], bool] | None = None
 
 
 _JOB_TYPES: dict[str, JobType] = {}

@@ -4,7 +4,9 @@ Submission (``submit``) coalesces equivalent work on (type, scope, generation): 
 interrupted job absorbs the new request (taking its newer target); a failed job awaiting its
 retry absorbs automatic requests (watcher, reconcile) and is run now by an explicit one; a
 running job with the same target absorbs it; an automatic request whose work key has a cancel
-tombstone, or whose target equals the last success, is dropped. Otherwise a new job is queued.
+tombstone, or whose work is already done (the job type's ``done`` test, which reads the
+index; by default: the target equals the last success's), is dropped. Otherwise a new job
+is queued.
 
 One worker thread runs jobs one at a time, lowest priority value first, oldest first. A job
 that stops on writer contention goes back to ``queued`` (not a failure); a failure is retried
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sqlite3
 import threading
 import time
 from concurrent.futures import Future
@@ -30,7 +33,7 @@ from gitquarry.errors import (
     JobSnapshotWriteError,
     JobStateWriteError,
 )
-from gitquarry.service.jobs import JobContext, JobStop, job_type, work_key
+from gitquarry.service.jobs import JobContext, JobStop, JobType, job_type, work_key
 from gitquarry.service.store import ACTIVE, Job
 
 if TYPE_CHECKING:
@@ -153,10 +156,8 @@ class Runner:
                     job.coalesced += 1
                     self.state.update(job, action="the coalesced job")
                     return job
-            if auto and not running:
-                last = self.state.last_succeeded(type_, scope, generation)
-                if last is not None and last.target == target:
-                    return None
+            if auto and not running and self._done(jt, scope, generation, target):
+                return None
             now = time.time()
             job = self.state.insert(Job(
                 id=0, type=type_, scope=scope, generation=generation, target=target,
@@ -167,6 +168,19 @@ class Runner:
                      origin)
             self._wake(job)
             return job
+
+    def _done(self, jt: JobType, scope: str, generation: int, target: str) -> bool:
+        """Whether the work ``target`` names is already done (the type's ``done`` test;
+        default: the last success has the same target). A test that cannot read the state
+        says not done: running the job is the safe side."""
+        last = self.state.last_succeeded(jt.name, scope, generation)
+        if jt.done is None:
+            return last is not None and last.target == target
+        try:
+            return jt.done(self.daemon, scope, target, last)
+        except (GitquarryError, sqlite3.Error, OSError) as exc:
+            log.info("%s %s: cannot tell whether done (%s); submitting", jt.name, scope, exc)
+            return False
 
     def _wake(self, job: Job) -> None:
         current = self._current
