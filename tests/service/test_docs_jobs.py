@@ -10,6 +10,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +170,31 @@ def test_retention_keeps_eight_sets_per_identity_the_newest_ready_and_referenced
     report = collect_garbage(cache_dir, now=now, ceiling=1)
     assert report.deleted_sets == 0 and report.vector_bytes_after > 1
     conn.close()
+
+
+def test_reconcile_rebuilds_a_revision_set_only_when_its_cache_lost_it(
+    daemon: DaemonProcess, api: Api, tmp_path: Path, service_env: dict[str, str]
+) -> None:
+    """The coordinator's poll treats a HEAD as done while the set it published is in the
+    docs cache: no job per reconcile cycle, and a new one when the cache was deleted."""
+    from gitquarry.repo_docs.registry import Registry
+
+    repo = _docs_repo(tmp_path / "widget")
+    Registry().register("acme/widget", repo)
+    daemon.start()
+
+    def succeeded() -> list[dict[str, Any]]:
+        return [j for j in api.jobs()
+                if j["type"] == "repo_docs_index" and j["status"] == "succeeded"]
+
+    first = api.wait_for(succeeded, timeout=60, what="the first revision set")
+    time.sleep(4.0)  # more than two reconcile cycles (1.5 s here)
+    assert [j["id"] for j in api.jobs() if j["type"] == "repo_docs_index"] == \
+        [first[0]["id"]]
+    for path in (repo / ".gitquarry").glob("repo_docs.db*"):
+        path.unlink()
+    rebuilt = api.wait_for(lambda: [j for j in succeeded() if j["id"] != first[0]["id"]],
+                           timeout=60, what="the set rebuilt after the cache was deleted")
+    assert rebuilt[0]["origin"] == "reconcile"
+    assert rebuilt[0]["result"]["revision_set_id"] == first[0]["result"]["revision_set_id"]
+    assert (repo / ".gitquarry" / "repo_docs.db").is_file()

@@ -121,7 +121,8 @@ def test_vectors_left_pending_are_embedded_by_reconcile_after_a_restart(
     daemon: DaemonProcess, api: Api, tmp_path: Path, service_env: dict[str, str]
 ) -> None:
     """Commits indexed while the daemon did not embed (``embed = false``): once it does,
-    reconcile embeds them although no ref moved (no history job, no chained embed job)."""
+    reconcile embeds them although no ref moved (no history job, no chained embed job);
+    likewise after the index file is deleted."""
     config = Path(service_env["GITQUARRY_CONFIG"])
     _config(config, embed=False)
     repo = make_repo(tmp_path / "repo", 4)
@@ -138,3 +139,10 @@ def test_vectors_left_pending_are_embedded_by_reconcile_after_a_restart(
     _wait_vector(api, repo, head, "reconcile to embed the pending commits")
     embeds = [j for j in _embed_jobs(api) if j["status"] == "succeeded"]
     assert embeds and embeds[-1]["origin"] == "reconcile", embeds
+
+    # the index file deleted under the watching daemon (no ref moves): reconcile indexes
+    # and embeds again, because "done" reads the index rather than the job history
+    for path in (repo / ".gitquarry").glob("index.db*"):
+        path.unlink()
+    _wait_vector(api, repo, head, "reconcile to rebuild a deleted index and its vectors")
+    assert len(_vector_state(repo)[1]) == 4

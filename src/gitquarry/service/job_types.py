@@ -55,6 +55,7 @@ def refs_target(daemon: Daemon, scope: str) -> str:
 def run_history_index(ctx: JobContext) -> dict[str, Any]:
     from gitquarry.errors import GitquarryError
     from gitquarry.graph import refresh_if_stale
+    from gitquarry.history.embed import indexed_state_digest
     from gitquarry.history.indexer import index_workspace
 
     ws = ctx.workspace()
@@ -69,6 +70,7 @@ def run_history_index(ctx: JobContext) -> dict[str, Any]:
         store = ws.open_store(create=True)
         try:
             report = index_workspace(ws.root, store, ws.config, progress=ctx.progress)
+            indexed_state = indexed_state_digest(store.conn)
             ctx.check()
             try:
                 refreshed = refresh_if_stale(store, ws.root, ws.config.graph)
@@ -102,8 +104,33 @@ def run_history_index(ctx: JobContext) -> dict[str, Any]:
         "removed_repositories": len(report.removed_repositories),
         "graph": graph,
         "graph_error": graph_error,
+        "indexed_state": indexed_state,
         "seconds": round(time.monotonic() - started, 3),
     }
+
+
+def history_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> bool:
+    """The refs are indexed: the last success had this target (the refs fingerprint) and
+    the index still holds what that run left (``indexed_state``), so a deleted or replaced
+    index file is indexed again although no ref moved.
+
+    :raises GitquarryError, sqlite3.Error: the index cannot be read (the caller submits)."""
+    from gitquarry.errors import NoIndexError
+    from gitquarry.history.embed import indexed_state_digest
+
+    if last is None or last.target != target:
+        return False
+    recorded = (last.result or {}).get("indexed_state")
+    if not isinstance(recorded, str):
+        return True  # a result from before this field: the target alone decides
+    try:
+        store = daemon.coordinator.load_workspace(scope).open_store()
+    except NoIndexError:
+        return False
+    try:
+        return indexed_state_digest(store.conn) == recorded
+    finally:
+        store.close()
 
 
 # -- history_embed --------------------------------------------------------------------------
@@ -234,6 +261,7 @@ def run_graph_reindex(ctx: JobContext) -> dict[str, Any]:
 
 register_job_type(JobType(
     name=HISTORY_INDEX, priority=10, run=run_history_index, target=refs_target,
+    done=history_done,
     description="incremental commit-history index of a workspace (keyword-searchable)",
 ), replace=True)
 register_job_type(JobType(
