@@ -15,6 +15,10 @@ state dir / runtime dir, with real repositories. Prints one JSON object on stdou
   written under refs/remotes) and then runs ``git gc`` (packs refs, rewrites objects): the
   daemon's CPU seconds from the fetch until its jobs settle, the number of jobs created, and
   the time until the new refs are indexed.
+- ``embed`` (with the bundled model ``minilm-onnx``): ``--embed-commits`` commits one at a
+  time, per commit the time until it is keyword-searchable and until it has its vector
+  (every indexed commit has one), minus the debounce; then ``--embed-burst`` commits in a
+  row: the time until all have vectors and the jobs they caused (coalescing).
 
     .venv/bin/python benchmarks/bench_daemon.py > benchmarks/results/daemon-DATE.json
 """
@@ -65,14 +69,15 @@ def make_repo(path: Path, commits: int) -> Path:
 
 
 class Env:
-    def __init__(self, root: Path, debounce_s: float, reconcile_s: float) -> None:
+    def __init__(self, root: Path, debounce_s: float, reconcile_s: float,
+                 provider: str = "none") -> None:
         self.root = root
         home = root / "home"
         home.mkdir(parents=True)
         (home / ".gitconfig").write_text("[user]\n\tname = Bench\n\temail = b@example.com\n"
                                          "[init]\n\tdefaultBranch = main\n[gc]\n\tauto = 0\n")
         (home / "gq.toml").write_text(f"[daemon]\ndebounce_s = {debounce_s}\nreconcile_s = "
-                                      f"{reconcile_s}\n[embedding]\nprovider = \"none\"\n")
+                                      f"{reconcile_s}\n[embedding]\nprovider = \"{provider}\"\n")
         runtime = Path(tempfile.mkdtemp(prefix="gqb", dir="/tmp"))
         self.env = dict(os.environ, HOME=str(home), XDG_STATE_HOME=str(root / "state"),
                         XDG_RUNTIME_DIR=str(runtime), GITQUARRY_CONFIG=str(home / "gq.toml"),
@@ -154,6 +159,75 @@ def bench_latency(root: Path, commits: int, debounce_s: float) -> dict[str, Any]
         env.close()
 
 
+def vectored(db: Path) -> tuple[int, int]:
+    """(commits in the index, commits with a vector)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return 0, 0
+    try:
+        row = conn.execute("SELECT count(*), count(DISTINCT v.commit_id) FROM git_commits c "
+                           "LEFT JOIN commit_vectors v ON v.commit_id = c.id").fetchone()
+        return int(row[0]), int(row[1])
+    except sqlite3.Error:
+        return 0, 0
+    finally:
+        conn.close()
+
+
+def bench_embed(root: Path, commits: int, burst: int, debounce_s: float) -> dict[str, Any]:
+    """Commit → vector with the bundled model, one commit at a time, then a burst."""
+    env = Env(root / "emb", debounce_s, 60, provider="minilm-onnx")
+    try:
+        repo = make_repo(root / "emb" / "repo", 3)
+        env.call("watch", path=str(repo))
+        db = repo / ".gitquarry" / "index.db"
+
+        def wait_all(n: int) -> None:
+            while vectored(db) != (n, n):
+                time.sleep(0.01)
+
+        wait_all(3)
+        env.settle()
+        keyword: list[float] = []
+        vector: list[float] = []
+        for i in range(commits):
+            (repo / "f.txt").write_text(f"embedding probe {i}\n")
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "-m", f"embedding probe {i} about parser escapes")
+            t0 = time.monotonic()
+            head = git(repo, "rev-parse", "HEAD")
+            while not indexed(db, head):
+                time.sleep(0.01)
+            keyword.append(time.monotonic() - t0 - debounce_s)
+            wait_all(4 + i)
+            vector.append(time.monotonic() - t0 - debounce_s)
+            env.settle()
+        before = {j["id"] for j in env.call("jobs.list", limit=1000)["jobs"]}
+        t0 = time.monotonic()
+        for i in range(burst):
+            (repo / "g.txt").write_text(f"burst {i}\n")
+            git(repo, "add", "-A")
+            git(repo, "commit", "-q", "-m", f"burst commit {i}")
+        wait_all(3 + commits + burst)
+        burst_s = time.monotonic() - t0
+        env.settle()
+        new = [j for j in env.call("jobs.list", limit=1000)["jobs"] if j["id"] not in before]
+
+        def stats(xs: list[float]) -> dict[str, float]:
+            q = statistics.quantiles(xs, n=20) if len(xs) > 1 else xs * 19
+            return {"p50": round(statistics.median(xs), 3), "p95": round(q[18], 3),
+                    "max": round(max(xs), 3)}
+
+        return {"commits": commits, "debounce_s": debounce_s,
+                "keyword_after_debounce_s": stats(keyword),
+                "vector_after_debounce_s": stats(vector),
+                "burst": {"commits": burst, "all_vectors_after_s": round(burst_s, 3),
+                          "jobs": sorted(j["type"] for j in new)}}
+    finally:
+        env.close()
+
+
 def bench_idle(root: Path, repos: int, idle_s: float) -> dict[str, Any]:
     env = Env(root / "idle", 2.0, 60)
     try:
@@ -223,7 +297,10 @@ def main() -> None:
     parser.add_argument("--idle-repos", type=int, default=20)
     parser.add_argument("--idle-s", type=float, default=60.0)
     parser.add_argument("--storm-refs", type=int, default=10_000)
-    parser.add_argument("--only", choices=("latency", "storm", "idle"), action="append",
+    parser.add_argument("--embed-commits", type=int, default=20)
+    parser.add_argument("--embed-burst", type=int, default=10)
+    parser.add_argument("--only", choices=("latency", "storm", "idle", "embed"),
+                        action="append",
                         help="run only these parts (repeatable)")
     args = parser.parse_args()
     parts = args.only or ["latency", "storm", "idle"]
@@ -237,6 +314,10 @@ def main() -> None:
         if "storm" in parts:
             print("storm…", file=sys.stderr)
             out["storm"] = bench_storm(root, args.storm_refs)
+        if "embed" in parts:
+            print("embed…", file=sys.stderr)
+            out["embed"] = bench_embed(root, args.embed_commits, args.embed_burst,
+                                       args.debounce_s)
         if "idle" in parts:
             print("idle…", file=sys.stderr)
             out["idle"] = bench_idle(root, args.idle_repos, args.idle_s)
