@@ -106,7 +106,7 @@ class HistoryAnswers:
         cfg = self.searcher.workspace.config.embedding
         if cfg.provider == "none":
             return None
-        from gitquarry.history.embed import configured_namespace_id
+        from gitquarry.history.vector_state import configured_namespace_id
 
         try:
             return configured_namespace_id(self.searcher.store.conn, cfg.provider, cfg.model)

@@ -55,8 +55,8 @@ def refs_target(daemon: Daemon, scope: str) -> str:
 def run_history_index(ctx: JobContext) -> dict[str, Any]:
     from gitquarry.errors import GitquarryError
     from gitquarry.graph import refresh_if_stale
-    from gitquarry.history.embed import indexed_state_digest
     from gitquarry.history.indexer import index_workspace
+    from gitquarry.history.vector_state import indexed_state_digest
 
     ws = ctx.workspace()
     started = time.monotonic()
@@ -116,7 +116,7 @@ def history_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> b
 
     :raises GitquarryError, sqlite3.Error: the index cannot be read (the caller submits)."""
     from gitquarry.errors import NoIndexError
-    from gitquarry.history.embed import indexed_state_digest
+    from gitquarry.history.vector_state import indexed_state_digest
 
     if last is None or last.target != target:
         return False
@@ -145,7 +145,7 @@ def embed_settings(ws: Workspace) -> list[str]:
 
 
 def _embed_target_of(ws: Workspace, store: Store | None) -> str:
-    from gitquarry.history.embed import indexed_state_digest
+    from gitquarry.history.vector_state import indexed_state_digest
 
     state = indexed_state_digest(store.conn) if store is not None else "no index"
     return _digest([*embed_settings(ws), state])[:32]
@@ -178,7 +178,11 @@ def embed_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> boo
 
     :raises GitquarryError, sqlite3.Error: the index cannot be read (the caller submits)."""
     from gitquarry.errors import NoIndexError
-    from gitquarry.history.embed import configured_namespace_id, namespace_id_of, pending_count
+    from gitquarry.history.vector_state import (
+        configured_namespace_id,
+        namespace_id_of,
+        pending_count,
+    )
 
     ws = daemon.coordinator.load_workspace(scope)
     try:
