@@ -171,3 +171,37 @@ def test_merge_of_shown_commits_is_folded_under_them(make_repo, indexer: Indexer
     folded = [e for r in explained["results"] for e in r["pipeline"]["absorbed"].get("fold", [])]
     assert [e["key"] for e in folded] == [merge]
     assert "fold" in explained["pipeline"]["steps"]
+
+
+def test_single_commit_merge_ranked_first_shows_the_change_itself(make_repo,
+                                                                   indexer: Indexer) -> None:
+    """A merge of one commit shares its patch-id; when the merge ranks first (its title holds
+    the query words) the result is still the change itself, at the merge's rank and score,
+    with the merge under ``copies`` via "merge" (fresh-user finding: 'Merge pull request
+    #1296' shown, 'Update progressbar docstrings' only under 'also as')."""
+    repo = make_repo()
+    repo.commit({"base.txt": "base\n", "docs.py": "def bar():\n    pass\n"}, "base")
+    repo.branch("docs")
+    change = repo.commit({"docs.py": 'def bar():\n    """Draw the progress."""\n'},
+                         "Update the docstrings")
+    repo.checkout("main")
+    repo.commit({"other.txt": "unrelated\n"}, "Unrelated change")
+    merge = repo.merge("docs", message="Merge pull request #12: progress bar progress bar")
+    indexer.run()
+    with indexer.open() as store:
+        patch_ids = dict(store.conn.execute("SELECT hash, patch_id FROM git_commits"))
+        plain = search_git_history(
+            store, "progress bar", top_n=5,
+            pipeline=PipelineSettings(collapse=False, ngram_dedup_enabled=False),
+        )
+        response = search_git_history(store, "progress bar", top_n=5)
+    assert patch_ids[merge] and patch_ids[merge] == patch_ids[change]
+    # without collapsing, the merge ranks above the change
+    order = [r.hash for r in plain.results]
+    assert order.index(merge) < order.index(change), order
+    first = plain.results[order.index(merge)]
+    shown = [r.hash for r in response.results]
+    assert change in shown and merge not in shown, shown
+    result = response.results[shown.index(change)]
+    assert shown.index(change) == 0 and result.score == first.score
+    assert [(c["hash"], c["via"]) for c in result.copies] == [(merge, "merge")]

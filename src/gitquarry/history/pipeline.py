@@ -54,41 +54,91 @@ class CommitRow:
     timestamp: int
 
 
+_ROW_SQL = ("SELECT id, hash, title, message, parents, is_merge, patch_id, timestamp "
+            "FROM git_commits WHERE ")
+
+
+def _changes_for_merges(
+    conn: sqlite3.Connection, merges: dict[str, int], position: dict[int, int],
+    taken: set[int],
+) -> tuple[dict[int, int], dict[int, Any]]:
+    """For merges (``{patch-id: merge id}``) of one chunk: ``{merge id: the best-ranked
+    non-merge commit with its patch-id}`` among the ranked candidates (``position``) ranked
+    below the merge and not yet read, and those commits' rows."""
+    marks = ",".join("?" * len(merges))
+    stand_in: dict[int, int] = {}
+    rows: dict[int, Any] = {}
+    for row in conn.execute(
+        _ROW_SQL + f"is_merge = 0 AND patch_id IN ({marks})", sorted(merges),
+    ):
+        cid = int(row[0])
+        merge = merges[row[6]]
+        if cid in taken or position.get(cid, -1) < position[merge]:
+            continue  # read already, ranked above the merge (it hosts it), or not ranked
+        best = stand_in.get(merge)
+        if best is None or position[cid] < position[best]:
+            stand_in[merge] = cid
+        rows[cid] = row
+    return stand_in, rows
+
+
 def candidates(
     conn: sqlite3.Connection,
     scored: Sequence[tuple[int, float]],
     *,
     namespace_id: int | None = None,
+    prefer_change: bool = False,
 ) -> Iterator[Candidate[int]]:
     """``scored`` ((commit id, score in [0, 1]), best first) as pipeline candidates, read in
     chunks of ``CHUNK`` rows. ``namespace_id``: attach each commit's vector from that
-    embedding namespace (None: no vectors)."""
+    embedding namespace (None: no vectors).
+
+    ``prefer_change`` (with copy collapsing): a merge whose patch-id a non-merge commit of
+    ``scored`` shares (a single-commit merge of it) is replaced, at its rank and score, by
+    that commit (the best-ranked one not yet read), so the change itself represents its copies
+    and the merge is listed under it (``copies``: ``via: "merge"``); the commit is not read
+    again at its own rank.
+    """
+    position: dict[int, int] | None = None
+    taken: set[int] = set()
     for start in range(0, len(scored), CHUNK):
-        part = scored[start : start + CHUNK]
+        part = [(cid, score) for cid, score in scored[start : start + CHUNK]
+                if cid not in taken]
         ids = [cid for cid, _ in part]
+        if not ids:
+            continue
         marks = ",".join("?" * len(ids))
-        rows = {
-            int(r[0]): r
-            for r in conn.execute(
-                "SELECT id, hash, title, message, parents, is_merge, patch_id, timestamp "
-                f"FROM git_commits WHERE id IN ({marks})",
-                ids,
-            )
-        }
+        rows = {int(r[0]): r for r in conn.execute(_ROW_SQL + f"id IN ({marks})", ids)}
+        stand_in: dict[int, int] = {}
+        if prefer_change:
+            merges: dict[str, int] = {}
+            for cid in ids:
+                row = rows.get(cid)
+                if row is not None and row[5] and row[6]:
+                    merges.setdefault(row[6], cid)
+            if merges:
+                if position is None:
+                    position = {cid: n for n, (cid, _) in enumerate(scored)}
+                stand_in, more = _changes_for_merges(conn, merges, position, taken)
+                rows.update(more)
         vectors: dict[int, np.ndarray] = {}
         if namespace_id is not None:
             import numpy as np  # only when vectors exist (lexical search starts without it)
 
+            wanted = [*ids, *stand_in.values()]
+            marks = ",".join("?" * len(wanted))
             for cid, blob in conn.execute(
                 f"SELECT commit_id, vector FROM commit_vectors WHERE namespace_id = ? "
                 f"AND commit_id IN ({marks})",
-                [namespace_id, *ids],
+                [namespace_id, *wanted],
             ):
                 vectors[int(cid)] = np.frombuffer(blob, dtype="<f4")
-        for cid, score in part:
+        for own, score in part:
+            cid = stand_in.get(own, own)
             row = rows.get(cid)
-            if row is None:  # pruned between ranking and now
+            if row is None or cid in taken:  # pruned between ranking and now; read already
                 continue
+            taken.add(cid)
             data = CommitRow(
                 id=cid, hash=row[1], parents=tuple(row[4].split()), is_merge=bool(row[5]),
                 patch_id=row[6] or None, timestamp=int(row[7]),
@@ -188,7 +238,8 @@ def copies(
     refs: RefContainment | None = None, keys: set[int] | None = None,
 ) -> dict[int, tuple[list[dict[str, Any]], int]]:
     """Per shown commit id: its copies (``{hash, refs, committed, via}``; ``via`` is
-    ``patch-id`` or ``merge``; ``refs`` the indexed refs containing it, at most ``MAX_REFS``
+    ``patch-id``, or ``merge`` for a merge (one with the same patch-id, or one folded under
+    it); ``refs`` the indexed refs containing it, at most ``MAX_REFS``
     in ``history.refs_contain``'s order, with ``refs_omitted`` counting the rest) and how many
     more copies were left out. ``refs``: the process's ``RefContainment`` (its sets are built
     once per index state; None builds a new one for this call). ``keys``: only for these
@@ -205,10 +256,10 @@ def copies(
         total = 0
         if row.patch_id:
             listed += [
-                (int(i), h, int(t), "patch-id")
-                for i, h, t in conn.execute(
-                    "SELECT id, hash, timestamp FROM git_commits WHERE patch_id = ? AND id != ? "
-                    "ORDER BY timestamp, id LIMIT ?",
+                (int(i), h, int(t), "merge" if merge else "patch-id")
+                for i, h, t, merge in conn.execute(
+                    "SELECT id, hash, timestamp, is_merge FROM git_commits "
+                    "WHERE patch_id = ? AND id != ? ORDER BY timestamp, id LIMIT ?",
                     (row.patch_id, row.id, MAX_COPIES),
                 )
             ]

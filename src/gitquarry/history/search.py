@@ -385,7 +385,8 @@ def search_git_history(
                     else None
                 )
                 outcome = run_pipeline(
-                    candidates(conn, scored, namespace_id=vectors_ns), settings, top_n=top_n,
+                    candidates(conn, scored, namespace_id=vectors_ns,
+                               prefer_change=settings.collapse), settings, top_n=top_n,
                     query=query, reranker=reranker, reranker_problem=reranker_problem,
                     fold=folder,
                 )
@@ -426,7 +427,8 @@ def search_git_history(
             summary = outcome.summary(label=lambda k: _label(conn, by_id, k))
             if ranking_depth > len(outcome.results):
                 longer = run_pipeline(
-                    candidates(conn, scored, namespace_id=vectors_ns), settings,
+                    candidates(conn, scored, namespace_id=vectors_ns,
+                               prefer_change=settings.collapse), settings,
                     top_n=ranking_depth, query=query, reranker=reranker,
                     reranker_problem=reranker_problem,
                     fold=merge_folder(conn) if settings.collapse else None,
