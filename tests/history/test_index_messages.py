@@ -93,10 +93,11 @@ def test_ctrl_c_says_what_was_kept_and_a_rerun_resumes(
     make_repo: Callable[..., GitRepo], workspace: Path, config_restore: object
 ) -> None:
     repo = make_repo()
+    TOTAL = 6000
     payload = "".join(f"line {n} of a moderately sized file body\n" for n in range(40))
     repo.fast_import(
         [FastCommit({f"d{i % 50}/f{i}.txt": f"{i}\n{payload}"}, f"commit number {i}")
-         for i in range(3000)]
+         for i in range(TOTAL)]
     )
     _batch_size(50)
     env = dict(os.environ, GITQUARRY_PROGRESS_INTERVAL="0")
@@ -106,12 +107,19 @@ def test_ctrl_c_says_what_was_kept_and_a_rerun_resumes(
     )
     assert proc.stderr is not None
     try:
+        # interrupt early in the run (a progress line at most a third of the way), so a fast
+        # machine cannot finish the last batches between the line and the signal
         deadline = time.monotonic() + 60
+        seen = ""
         while time.monotonic() < deadline:
             line = proc.stderr.readline()
-            if line.startswith("progress: commits") and "/3,000" in line:
+            if not line:
                 break
-        assert proc.poll() is None, "indexing finished before it could be interrupted"
+            if line.startswith("progress: commits") and f"/{TOTAL:,}" in line:
+                seen = line
+                if int(line.split(": ")[2].split("/")[0].replace(",", "")) <= TOTAL // 3:
+                    break
+        assert proc.poll() is None, f"indexing finished before it could be interrupted: {seen}"
         os.kill(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -122,14 +130,14 @@ def test_ctrl_c_says_what_was_kept_and_a_rerun_resumes(
     assert f"Interrupted while indexing {repo.path}. Kept: " in err
     assert "every finished batch is saved. Run `gitquarry index` again to resume" in err
     kept = int(err.split("Kept: ")[1].split(" ")[0].replace(",", ""))
-    assert 0 < kept < 3000
+    assert 0 < kept < TOTAL
     done = subprocess.run(
         [gitquarry_executable(), "index", "--no-embed", str(workspace)],
         capture_output=True, text=True, env=os.environ.copy(),
     )
     assert done.returncode == 0, done.stderr
     assert "resuming the interrupted run" in done.stderr
-    assert f"Indexed {3000 - kept:,} new commits" in done.stdout
+    assert f"Indexed {TOTAL - kept:,} new commits" in done.stdout
 
 
 # --- the ETA ---------------------------------------------------------------------------------
