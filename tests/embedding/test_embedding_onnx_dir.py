@@ -135,16 +135,11 @@ def _numpy_mpnet(w: dict[str, np.ndarray], config: dict, ids: np.ndarray,  # typ
     return x
 
 
-def test_mpnet_graph_equals_a_numpy_forward_pass(tmp_path: Path) -> None:
-    """The ONNX graph the builder writes computes MPNetModel (tiny random weights)."""
-    import onnx
-    import onnxruntime as ort
-
-    builder = _builder()
+def tiny_mpnet(rng: np.random.Generator) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Random weights and config of a 2-layer MPNet (hidden 32, 4 heads, vocabulary 50)."""
     config = {"hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 2,
               "intermediate_size": 64, "layer_norm_eps": 1e-5, "pad_token_id": 1,
               "relative_attention_num_buckets": 32, "max_position_embeddings": 66}
-    rng = np.random.default_rng(7)
     w: dict[str, np.ndarray] = {
         "embeddings.word_embeddings.weight": rng.normal(size=(50, 32)),
         "embeddings.position_embeddings.weight": rng.normal(size=(66, 32)),
@@ -164,14 +159,72 @@ def test_mpnet_graph_equals_a_numpy_forward_pass(tmp_path: Path) -> None:
         for ln in ("attention.LayerNorm", "output.LayerNorm"):
             w[f"{p}.{ln}.weight"] = rng.normal(1, 0.1, 32)
             w[f"{p}.{ln}.bias"] = rng.normal(0, 0.1, 32)
-    w = {k: v.astype(np.float32) for k, v in w.items()}
+    return {k: v.astype(np.float32) for k, v in w.items()}, config
+
+
+def _run(path: Path, ids: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(["last_hidden_state"],
+                       {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+
+
+def test_mpnet_graph_equals_a_numpy_forward_pass(tmp_path: Path) -> None:
+    """The ONNX graph the builder writes computes MPNetModel (tiny random weights)."""
+    import onnx
+
+    builder = _builder()
+    rng = np.random.default_rng(7)
+    w, config = tiny_mpnet(rng)
     path = tmp_path / "mpnet.onnx"
     onnx.save(builder.build_mpnet_fp32(w, config, 64), str(path))
     onnx.checker.check_model(str(path))
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     for n in (1, 5, 40):
         ids = rng.integers(3, 50, size=(1, n)).astype(np.int64)
-        got = session.run(["last_hidden_state"],
-                          {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
         want = _numpy_mpnet(w, config, ids, builder.relative_buckets(64))
-        np.testing.assert_allclose(got, want, atol=2e-4)
+        np.testing.assert_allclose(_run(path, ids), want, atol=2e-4)
+
+
+def _pooled_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a.mean(axis=0), b.mean(axis=0)
+    return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+
+
+def test_smoothing_keeps_the_function_and_rescues_int8_from_outlier_channels(
+        tmp_path: Path) -> None:
+    """SmoothQuant is exact in fp32 (a Mul before each weight's MatMul, the weight's rows
+    scaled), and on a model with MPNet's kind of outlier channel (one LayerNorm channel ~50×
+    the others) dynamic int8 after smoothing stays close to fp32 where plain int8 does not."""
+    import onnx
+
+    builder = _builder()
+    rng = np.random.default_rng(11)
+    w, config = tiny_mpnet(rng)
+    for i in range(2):  # outlier channels after the attention LayerNorm, as in MPNet
+        w[f"encoder.layer.{i}.attention.LayerNorm.weight"][[3, 17]] = [60.0, -45.0]
+    fp32 = tmp_path / "fp32.onnx"
+    onnx.save(builder.build_mpnet_fp32(w, config, 64), str(fp32))
+    calibration = [rng.integers(3, 50, size=(1, n)).astype(np.int64) for n in (8, 20, 33)]
+    smoothed = tmp_path / "smoothed.onnx"
+    recipe = builder.smooth(fp32, smoothed, calibration, builder.ALPHA)
+    graph = onnx.load(str(smoothed)).graph
+    matmuls = [n for n in graph.node if n.op_type == "MatMul" and n.input[1].endswith("weight_t")]
+    assert len(matmuls) == 2 * 6 and all(n.input[0].endswith("_smoothed") for n in matmuls)
+    # q, k and v share their input: one Mul for the three
+    assert recipe["smoothed_inputs"] == sum(1 for n in graph.node if n.name.endswith("_smooth"))
+    assert recipe["smoothed_inputs"] == 2 * 4
+    onnx.checker.check_model(str(smoothed))
+    tests = [rng.integers(3, 50, size=(1, n)).astype(np.int64) for n in (6, 25, 50)]
+    for ids in tests:
+        np.testing.assert_allclose(_run(smoothed, ids), _run(fp32, ids), atol=2e-3, rtol=1e-3)
+    plain, quantised = tmp_path / "plain-int8.onnx", tmp_path / "sq-int8.onnx"
+    builder.quantise_keep_ffn_out(fp32, plain)
+    builder.quantise_keep_ffn_out(smoothed, quantised)
+    for path in (plain, quantised):
+        ops = {n.op_type for n in onnx.load(str(path)).graph.node}
+        assert "MatMulInteger" in ops
+    plain_cos = [_pooled_cosine(_run(plain, ids), _run(fp32, ids)) for ids in tests]
+    smooth_cos = [_pooled_cosine(_run(quantised, ids), _run(fp32, ids)) for ids in tests]
+    assert min(smooth_cos) > 0.99, smooth_cos
+    assert np.mean(smooth_cos) > np.mean(plain_cos) + 0.03, (plain_cos, smooth_cos)
