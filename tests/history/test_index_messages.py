@@ -89,6 +89,14 @@ def test_progress_interval_limits_lines(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 @pytest.mark.slow
+def _sigint_as_in_a_shell() -> None:
+    """SIGINT delivered and handled by default in the child, as when a user presses Ctrl-C in
+    a shell: a blocked mask or an ignored disposition is inherited across exec, and a test
+    process that ran other tests first (threads, servers, browsers) may hold either."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_says_what_was_kept_and_a_rerun_resumes(
     make_repo: Callable[..., GitRepo], workspace: Path, config_restore: object
 ) -> None:
@@ -104,6 +112,7 @@ def test_ctrl_c_says_what_was_kept_and_a_rerun_resumes(
     proc = subprocess.Popen(
         [gitquarry_executable(), "index", "--no-embed", str(workspace)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+        preexec_fn=_sigint_as_in_a_shell,
     )
     assert proc.stderr is not None
     try:
