@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitquarry.errors import GitError
-from gitquarry.gitio.runner import git_argv, popen_git, run_git
+from gitquarry.gitio.runner import run_git, stream_git
 
 
 @dataclass
@@ -59,13 +57,11 @@ def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]]
     for lo, hi in ranges or []:
         args += ["-L", f"{lo},{hi}"]
     args += [revision, "--", path]
-    proc = popen_git(git_dir, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None
     result = BlameResult()
     current: BlameCommit | None = None
     pending: tuple[str, int, int] | None = None
-    try:
-        for raw in _lines(proc.stdout):
+    with stream_git(git_dir, args) as stream:
+        for raw in _lines(stream.stdout):
             if raw.startswith(b"\t"):
                 if pending is not None and current is not None:
                     sha, orig, final = pending
@@ -100,18 +96,11 @@ def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]]
                 current.previous = value.split(" ")[0]
             elif key == "boundary":
                 current.boundary = True
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        err = proc.stderr.read() if proc.stderr else b""
-        if proc.stderr:
-            proc.stderr.close()
-        code = proc.wait()
-    if code != 0 and not result.lines:
-        raise GitError(git_argv(git_dir, args), code, err.decode("utf-8", "replace"))
+    if stream.code != 0 and not result.lines:
+        raise stream.error(git_dir, args)
     result.problems = list(dict.fromkeys(
-        line for line in err.decode("utf-8", "replace").splitlines() if line.strip()))[:5]
+        line for line in stream.stderr.decode("utf-8", "replace").splitlines()
+        if line.strip()))[:5]
     return result
 
 

@@ -30,14 +30,17 @@ See ``docs/git.md`` for the full list and the reasons.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from gitquarry.errors import GitError, GitNotFoundError
 
@@ -216,6 +219,41 @@ def popen_git(
         env=git_env(),
         **kwargs,
     )
+
+
+@dataclass
+class GitStream:
+    """A git process read as a stream (``stream_git``): ``stdout`` while inside the ``with``;
+    ``code`` and ``stderr`` once it has ended (git is killed when the reader stops early)."""
+
+    stdout: IO[bytes]
+    code: int = 0
+    stderr: bytes = b""
+
+    def error(self, git_dir: Path, args: Sequence[str]) -> GitError:
+        """The ``GitError`` for this run (the caller decides whether its exit code counts)."""
+        return GitError(git_argv(git_dir, args), self.code,
+                        self.stderr.decode("utf-8", "replace"))
+
+
+@contextlib.contextmanager
+def stream_git(git_dir: Path, args: Sequence[str]) -> Iterator[GitStream]:
+    """Run git against ``git_dir`` with its stdout as a stream. On leaving the block, git is
+    killed if still running (a reader that stops early costs only what it read), its stderr
+    collected and its exit status recorded on the ``GitStream``."""
+    proc = popen_git(git_dir, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    stream = GitStream(proc.stdout)
+    try:
+        yield stream
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stdout.close()
+        stream.stderr = proc.stderr.read() if proc.stderr else b""
+        if proc.stderr:
+            proc.stderr.close()
+        stream.code = proc.wait()
 
 
 def run_git(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitquarry.errors import GitError
-from gitquarry.gitio.runner import git_argv, popen_git, run_git
+from gitquarry.gitio.runner import run_git, stream_git
 
 #: the diff options the index was built with (gitio.log): merges against their first parent
 DIFF_OPTIONS = ("--no-ext-diff", "--no-textconv", "--no-color", "-M", "--root",
@@ -37,24 +35,14 @@ def diff_lines(git_dir: Path, commit: str, paths: list[str] | None = None) -> It
     args = ["show", "--format=", *DIFF_OPTIONS, commit, "--"]
     if paths:
         args += [f":(literal){p}" for p in paths]
-    proc = popen_git(git_dir, args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None
     produced = False
-    try:
-        for raw in proc.stdout:
+    with stream_git(git_dir, args) as stream:
+        for raw in stream.stdout:
             produced = True
             line = raw.rstrip(b"\n").decode("utf-8", "replace")
             yield line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()
-        err = proc.stderr.read() if proc.stderr else b""
-        if proc.stderr:
-            proc.stderr.close()
-        code = proc.wait()
-    if code != 0 and not produced:
-        raise GitError(git_argv(git_dir, args), code, err.decode("utf-8", "replace"))
+    if stream.code != 0 and not produced:
+        raise stream.error(git_dir, args)
 
 
 def numstat(git_dir: Path, commit: str) -> list[FileStat]:
