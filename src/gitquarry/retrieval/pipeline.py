@@ -37,6 +37,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from gitquarry.config import SearchConfig
 from gitquarry.retrieval.similarity import cosine, jaccard, shingles
 
 if TYPE_CHECKING:  # NumPy is imported by whoever makes vectors, not by every command
@@ -53,6 +54,7 @@ MMR_POOL_MIN = 20
 MAX_LISTED_REMOVALS = 20
 #: similarities within this of a threshold count as reaching it (float32 vectors)
 _EPS = 1e-6
+_DEFAULTS = SearchConfig()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,17 +62,18 @@ class PipelineSettings:
     """What the pipeline does; the seed's ``SearchPipelineConfig`` names and defaults, plus
     ``collapse`` (copies of one change) and ``normalise`` (min-max first, for raw scores)."""
 
-    min_confidence: float = 0.0
-    max_chunks_per_doc: int = 2
-    dedup_enabled: bool = False
-    dedup_threshold: float = 0.85
-    ngram_dedup_enabled: bool = True
-    ngram_dedup_threshold: float = 0.7
-    mmr_enabled: bool = False
-    mmr_lambda: float = 0.7
-    rerank_enabled: bool = False
-    rerank_top_n: int = 10
-    collapse: bool = True
+    # defaults: the ``[search]`` section's (one declaration, in ``config.SearchConfig``)
+    min_confidence: float = _DEFAULTS.min_confidence
+    max_chunks_per_doc: int = _DEFAULTS.max_chunks_per_doc
+    dedup_enabled: bool = _DEFAULTS.dedup_enabled
+    dedup_threshold: float = _DEFAULTS.dedup_threshold
+    ngram_dedup_enabled: bool = _DEFAULTS.ngram_dedup_enabled
+    ngram_dedup_threshold: float = _DEFAULTS.ngram_dedup_threshold
+    mmr_enabled: bool = _DEFAULTS.mmr_enabled
+    mmr_lambda: float = _DEFAULTS.mmr_lambda
+    rerank_enabled: bool = _DEFAULTS.rerank_enabled
+    rerank_top_n: int = _DEFAULTS.rerank_top_n
+    collapse: bool = _DEFAULTS.collapse_copies
     normalise: bool = False
 
     @classmethod
