@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,12 +30,30 @@ MaxTokens = Annotated[
                  show_default=False),
 ]
 
+if TYPE_CHECKING:
+    from gitquarry.history.answers import HistoryAnswers
+
 
 def _day(ts: int) -> str:
     try:
         return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
     except (OverflowError, OSError, ValueError):
         return "?"
+
+
+@contextlib.contextmanager
+def _answers(project: Path | None) -> Iterator[HistoryAnswers]:
+    """The workspace's ``HistoryAnswers`` (searcher included), closed on leaving."""
+    from gitquarry.history.answers import HistoryAnswers
+    from gitquarry.history.service import HistorySearcher
+
+    searcher = HistorySearcher(open_workspace(project, for_search=True))
+    answers = HistoryAnswers(searcher)
+    try:
+        yield answers
+    finally:
+        answers.close()
+        searcher.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -51,19 +72,11 @@ def register(app: typer.Typer) -> None:
         project: ProjectOption = None,
     ) -> None:
         """Show one indexed commit: message, files with line counts, refs, full diff."""
-        from gitquarry.history.answers import HistoryAnswers
         from gitquarry.history.commit_show import get_commit
-        from gitquarry.history.service import HistorySearcher
 
-        workspace = open_workspace(project, for_search=True)
-        searcher = HistorySearcher(workspace)
-        answers = HistoryAnswers(searcher)
-        try:
+        with _answers(project) as answers:
             data = get_commit(answers, commit, paths=path or None, diff_offset=offset,
                               max_tokens=max_tokens)
-        finally:
-            answers.close()
-            searcher.close()
         if as_json:
             print_json(data)
             return
@@ -120,22 +133,15 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Who last changed these lines and why (git blame with indexed commit messages);
         with QUERY, the file's history ranked by relevance to it."""
-        from gitquarry.history.answers import AnswerOptions, HistoryAnswers
+        from gitquarry.history.answers import AnswerOptions
         from gitquarry.history.blame import blame_answer
         from gitquarry.history.search import validate_top_n
-        from gitquarry.history.service import HistorySearcher
 
         validate_top_n(top_n)
-        workspace = open_workspace(project, for_search=True)
-        searcher = HistorySearcher(workspace)
-        answers = HistoryAnswers(searcher)
-        try:
+        with _answers(project) as answers:
             data = blame_answer(answers, spec, revision=rev, repo=repo, query=query,
                                 top_n=top_n, on_disk=True,
                                 options=AnswerOptions(detail=detail, max_tokens=max_tokens))
-        finally:
-            answers.close()
-            searcher.close()
         if as_json:
             print_json(data)
             return
