@@ -4,20 +4,36 @@ Requests are answered one at a time over the process's pipes, so any number of b
 one process. A blob larger than the caller's bound is never held in memory: its bytes are
 read from the pipe in 64 KiB pieces and dropped. A missing object (partial or shallow clone,
 pruned) is reported as :data:`MISSING`; git never fetches it (``GIT_NO_LAZY_FETCH=1``).
+
+Only full object ids (40 or 64 hex digits) are ever written to the process: a revision
+expression (``HEAD@{upstream}`` without an upstream, ``HEAD@{100000}``, ``:../x``) makes
+``cat-file --batch`` die instead of answering ``missing``, so revisions are resolved first with
+``git rev-parse --verify --end-of-options`` (:meth:`BlobReader.commit_of`). A process that
+died for any reason (killed, a broken pipe, a malformed answer) is discarded and the next
+request starts a fresh one, so one failure never breaks the reader for later callers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
-from gitquarry.errors import GitError
+from gitquarry.errors import GitError, RevisionNotFoundError
 from gitquarry.gitio.runner import git_argv, git_env
+from gitquarry.gitio.tree import resolve_commit
 
 _PIECE = 64 * 1024
+_FULL_OID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+
+
+def is_full_oid(name: str) -> bool:
+    """True when ``name`` is a full SHA-1 or SHA-256 object id (lower-case hex)."""
+    return _FULL_OID.match(name) is not None
 
 
 @dataclass(frozen=True)
@@ -49,65 +65,111 @@ class BlobReader:
     def __init__(self, git_dir: Path) -> None:
         self.git_dir = git_dir
         self._lock = threading.Lock()
-        argv = git_argv(git_dir, ["cat-file", "--batch"])
-        self._argv = argv
+        self._argv = git_argv(git_dir, ["cat-file", "--batch"])
+        self._closed = False
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc = self._spawn()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
         try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            return subprocess.Popen(
+                self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, env=git_env(),
             )
         except OSError as exc:
-            raise GitError(argv, -1, str(exc)) from exc
+            raise GitError(self._argv, -1, str(exc)) from exc
 
     def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
-        proc = self._proc
-        if proc is None or proc.stdin is None or proc.stdout is None:
+        """The live process's pipes; a process that has exited is replaced first."""
+        if self._closed:
             raise GitError(self._argv, -1, "the cat-file process is closed")
+        proc = self._proc
+        if proc is not None and proc.poll() is not None:
+            self._discard()
+            proc = None
+        if proc is None:
+            proc = self._proc = self._spawn()
+        assert proc.stdin is not None and proc.stdout is not None
         return proc.stdin, proc.stdout
+
+    def _discard(self) -> None:
+        """Kill and forget the current process (its pipe state is unknown after a failure);
+        the next request starts a new one."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
     def read(
         self, spec: str, *, max_bytes: int | None = None, kinds: tuple[str, ...] = ("blob",)
     ) -> BlobResult:
-        """The object named ``spec`` (an object id, or ``<commit>:<path>``).
+        """The object whose full id is ``spec`` (40 or 64 lower-case hex digits).
 
         ``max_bytes``: a blob larger than this is skipped (streamed past, never held) and
         answered ``too_large``. Objects of a type not in ``kinds`` (default: blobs only;
         ``("commit",)`` reads commit objects) are answered ``not_blob`` without content.
-        :raises GitError: the process died; ``spec`` holds a newline.
+        :raises GitError: ``spec`` is not a full object id (nothing is sent); the process
+            died mid-answer (it is discarded; the next call starts a new one).
         """
-        if "\n" in spec or "\x00" in spec:
-            raise GitError(self._argv, -1, "object name holds a newline or NUL")
+        if not is_full_oid(spec):
+            raise GitError(self._argv, -1, f"refused object name {spec[:80]!r}: only full "
+                           "object ids are sent to cat-file (resolve revisions first)")
         with self._lock:
-            stdin, stdout = self._pipes()
             try:
-                stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
-                stdin.flush()
-                header = stdout.readline()
-            except (BrokenPipeError, OSError) as exc:
+                return self._request(spec, max_bytes, kinds)
+            except (OSError, ValueError) as exc:  # a pipe broke or was closed under us
+                self._discard()
                 raise GitError(self._argv, -1, f"cat-file died: {exc}") from exc
-            if not header.endswith(b"\n"):
-                raise GitError(self._argv, -1, "cat-file closed its output")
-            parts = header.rstrip(b"\n").split(b" ")
-            if len(parts) != 3 or parts[-1] in (b"missing", b"ambiguous"):
-                return BlobResult(status=MISSING, oid=spec)
-            oid, kind, size_text = (p.decode("ascii", "replace") for p in parts)
-            size = int(size_text)
-            keep = kind in kinds and (max_bytes is None or size <= max_bytes)
-            data = self._consume(stdout, size, keep)
-            if kind not in kinds:
-                return BlobResult(status="not_blob", oid=oid, kind=kind, size=size)
-            if not keep:
-                return BlobResult(status="too_large", oid=oid, kind=kind, size=size)
-            return BlobResult(status="ok", oid=oid, kind=kind, size=size, data=data)
+            except BaseException:
+                self._discard()
+                raise
+
+    def _request(self, spec: str, max_bytes: int | None,
+                 kinds: tuple[str, ...]) -> BlobResult:
+        stdin, stdout = self._pipes()
+        stdin.write(spec.encode("ascii") + b"\n")
+        stdin.flush()
+        header = stdout.readline()
+        if not header.endswith(b"\n"):
+            raise GitError(self._argv, -1, "cat-file closed its output")
+        parts = header.rstrip(b"\n").split(b" ")
+        if len(parts) != 3 or parts[-1] in (b"missing", b"ambiguous"):
+            return BlobResult(status=MISSING, oid=spec)
+        oid, kind, size_text = (p.decode("ascii", "replace") for p in parts)
+        if not size_text.isdigit():
+            raise GitError(self._argv, -1, f"unexpected cat-file header {header[:80]!r}")
+        size = int(size_text)
+        keep = kind in kinds and (max_bytes is None or size <= max_bytes)
+        data = self._consume(stdout, size, keep)
+        if kind not in kinds:
+            return BlobResult(status="not_blob", oid=oid, kind=kind, size=size)
+        if not keep:
+            return BlobResult(status="too_large", oid=oid, kind=kind, size=size)
+        return BlobResult(status="ok", oid=oid, kind=kind, size=size, data=data)
 
     def commit_of(self, revision: str) -> str | None:
-        """The commit ``revision`` names (``HEAD``, a branch, tag, hash, ``HEAD~3``), through
-        this process (``<revision>^{commit}``: tags peeled), or None when it names none. A
-        name starting with ``-`` or holding whitespace is never looked up."""
+        """The commit ``revision`` names (``HEAD``, a branch, tag, hash, ``HEAD~3``; tags
+        peeled), or None when it names none. A full commit id is checked through this
+        process; anything else is resolved by ``git rev-parse --verify --end-of-options
+        <revision>^{commit}`` and never written to cat-file. A name starting with ``-`` or
+        holding whitespace is never looked up."""
         if not revision or revision.startswith("-") or any(c.isspace() for c in revision):
             return None
-        result = self.read(f"{revision}^{{commit}}", max_bytes=0)
-        return result.oid if result.status != MISSING and result.kind == "commit" else None
+        if is_full_oid(revision):
+            result = self.read(revision, max_bytes=0, kinds=("commit",))
+            if result.kind == "commit":
+                return result.oid
+            if result.status == MISSING:
+                return None
+        try:
+            return resolve_commit(self.git_dir, revision)
+        except RevisionNotFoundError:
+            return None
 
     def _consume(self, stdout: IO[bytes], size: int, keep: bool) -> bytes:
         pieces: list[bytes] = []
@@ -123,7 +185,8 @@ class BlobReader:
         return data[:-1] if keep else b""
 
     def close(self) -> None:
-        """End the process. Safe to call more than once."""
+        """End the process. Safe to call more than once; no request is answered after."""
+        self._closed = True
         proc, self._proc = self._proc, None
         if proc is None:
             return

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitquarry.errors import InvalidArgumentError
+from gitquarry.errors import InvalidArgumentError, RevisionNotFoundError
 from gitquarry.gitio.catfile import BlobReader
 from gitquarry.gitio.discovery import inspect_repository
 from gitquarry.gitio.tree import TreeEntry, list_tree, resolve_commit
@@ -114,8 +114,10 @@ def resolve_revision(binding: Binding, reader: BlobReader, *, revision: str | No
     if git_dir is None or object_format is None:
         git_dir, object_format = git_dir_of(binding)
     requested = revision or "HEAD"
-    found = reader.commit_of(requested)
-    commit = found if found is not None else resolve_commit(git_dir, requested)
+    found = reader.commit_of(requested)  # rev-parse: never a revision to cat-file
+    if found is None:
+        raise RevisionNotFoundError(requested)
+    commit = found
     cached = trees.get((git_dir, commit)) if trees is not None else None
     entries = cached[0] if cached is not None else \
         {e.path: e for e in list_tree(git_dir, commit)}

@@ -1,0 +1,71 @@
+"""Issue 19 §3: the shared ``git cat-file --batch`` reader only ever receives full object ids,
+and a reader whose process died for any reason answers the next request with a new one."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from gitquarry.errors import GitError, RevisionNotFoundError
+from gitquarry.gitio.catfile import BlobReader
+from gitquarry.repo_docs.registry import Selector
+from gitquarry.repo_docs.service import RepoDocsService
+
+from .conftest import Repo
+
+BAD = ["HEAD@{upstream}", "HEAD@{100000}", ":../x", "HEAD:../../", "HEAD:docs", "HEAD^{tree}",
+       "nosuch", "-n", "HEAD@{-1}", "main@{push}", "HEAD~99"]
+
+
+def test_revision_expressions_never_reach_cat_file(docs_repo: Repo) -> None:
+    git_dir = docs_repo.path / ".git"
+    head = docs_repo.git("rev-parse", "HEAD")
+    blob = docs_repo.git("rev-parse", "HEAD:README.md")
+    with BlobReader(git_dir) as reader:
+        pid = reader._proc.pid if reader._proc else None
+        for rev in BAD:
+            assert reader.commit_of(rev) is None, rev
+            with pytest.raises(GitError, match="only full object ids"):
+                reader.read(rev)
+        assert reader.commit_of("HEAD") == head
+        assert reader.commit_of(head) == head
+        docs_repo.git("tag", "-a", "-m", "v1", "v1")
+        tag = docs_repo.git("rev-parse", "v1")
+        assert reader.commit_of(tag) == head and reader.commit_of("v1") == head
+        assert reader.commit_of(blob) is None
+        assert reader.commit_of("0" * 40) is None
+        assert reader.read(blob).data == (docs_repo.path / "README.md").read_bytes()
+        # the same process answered throughout: nothing killed it
+        assert reader._proc is not None and reader._proc.pid == pid
+
+
+def test_a_killed_reader_is_restarted_on_the_next_request(docs_repo: Repo) -> None:
+    blob = docs_repo.git("rev-parse", "HEAD:README.md")
+    with BlobReader(docs_repo.path / ".git") as reader:
+        assert reader.read(blob).status == "ok"
+        assert reader._proc is not None
+        os.kill(reader._proc.pid, signal.SIGKILL)
+        reader._proc.wait()
+        assert reader.read(blob).status == "ok"
+        # a process that dies between the write and the answer: the request fails once...
+        assert reader._proc is not None
+        reader._proc.stdout.close()  # type: ignore[union-attr]
+        with pytest.raises(GitError, match="cat-file died"):
+            reader.read(blob)
+        # ...and the next one starts a fresh process
+        assert reader.read(blob).status == "ok"
+    with pytest.raises(GitError, match="closed"):
+        reader.read(blob)
+
+
+def test_bad_revision_then_good_search_in_one_service(service: RepoDocsService,
+                                                      registered: Selector) -> None:
+    expected = service.search(registered, "gunicorn", mode="fulltext")["hits"]
+    assert expected
+    for rev in BAD:
+        with pytest.raises(RevisionNotFoundError) as info:
+            service.search(registered, "gunicorn", revision=rev, mode="fulltext")
+        assert info.value.code == "revision_not_found"
+        assert service.search(registered, "gunicorn", mode="fulltext")["hits"] == expected
