@@ -1,10 +1,16 @@
 """The web page's guard: login tokens, sessions, CSRF tokens, and the checks every request
 passes before any page code runs.
 
-- **Login**: ``gitquarry web`` asks the daemon for a login token (32 random bytes, URL-safe)
-  and opens ``http://127.0.0.1:PORT/?token=…``. A token works once, within
+- **Login**: ``gitquarry web`` asks the daemon for a login token (32 random bytes, URL-safe),
+  writes it into a private sign-in page (``web.login_page``: a 0600 file in a 0700
+  directory) and opens the browser on that file, so the token is never on a command line or
+  in an environment another local user can read. The page POSTs the token to ``/login``
+  (form-encoded, at most ``MAX_LOGIN_BODY_BYTES``; a ``file://`` page sends ``Origin: null``,
+  which only this route accepts: the token is the credential). ``GET /?token=…`` (the link
+  ``gitquarry web --no-open`` prints) redeems the same way. A token works once, within
   ``LOGIN_TTL_S``; redeeming it sets an ``HttpOnly; SameSite=Strict`` session cookie and
-  redirects to ``/`` so the token leaves the address bar and history.
+  leads to ``/`` (a 303 for the GET; for the POST a tiny same-origin page that refreshes to
+  ``/``, since a Strict cookie is not sent on a redirect chain that began at ``file://``).
 - **Every request**: the ``Host`` header must name the loopback address the server listens on
   (``127.0.0.1:PORT`` or ``localhost:PORT``: a DNS-rebinding page has another host name),
   the session cookie must name a live session, and a state-changing request (any method but
@@ -35,6 +41,10 @@ LOGIN_TTL_S = 600.0
 SESSION_IDLE_S = 12 * 3600.0
 MAX_SESSIONS = 64
 MAX_PENDING_LOGINS = 64
+#: where the private sign-in page posts the token
+LOGIN_PATH = "/login"
+#: the most a sign-in POST body may hold (a token is 43 bytes)
+MAX_LOGIN_BODY_BYTES = 1024
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 CSP = (
@@ -180,6 +190,9 @@ class Guard:
                           "site).")
             return
         method = scope.get("method", "GET").upper()
+        if scope.get("path") == LOGIN_PATH and method == "POST":
+            await self._login_post(headers, receive, send)
+            return
         if method in STATE_CHANGING:
             origin = headers.get("origin")
             if origin is None or origin.lower() not in self.allowed_origins():
@@ -211,6 +224,46 @@ class Guard:
             await send(message)
 
         await self.app(scope, receive, send_secured)
+
+
+    async def _login_post(self, headers: dict[str, str], receive: Receive,
+                          send: Send) -> None:
+        """``POST /login`` from the private sign-in page: ``token=…`` form-encoded. The
+        ``Origin`` must be this server's, ``null`` (a ``file://`` page) or absent."""
+        origin = headers.get("origin")
+        if origin is not None and origin != "null" and \
+                origin.lower() not in self.allowed_origins():
+            await _refuse(send, 403, "Refused: sign-in must come from the page `gitquarry "
+                          "web` opened (foreign Origin header).")
+            return
+        body = await _read_body(receive, MAX_LOGIN_BODY_BYTES)
+        if body is None:
+            await _refuse(send, 413, "Refused: the sign-in request is too large.")
+            return
+        token = parse_qs(body.decode("latin-1")).get("token")
+        redeemed = self.sessions.redeem(token[0]) if token else None
+        if redeemed is None:
+            await _refuse(send, 403, "This sign-in page was already used or has expired. "
+                          "Run `gitquarry web` again for a new one.")
+            return
+        await _login_page_response(send, self.cookie_name, redeemed[0])
+
+
+async def _read_body(receive: Receive, max_bytes: int) -> bytes | None:
+    """The request body, or None once it passes ``max_bytes`` (the rest is not read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > max_bytes:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -246,6 +299,24 @@ async def _refuse(send: Send, status: int, text: str) -> None:
         (b"content-length", str(len(body)).encode()),
     ])})
     await send({"type": "http.response.body", "body": body})
+
+
+_SIGNED_IN = (b'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+              b'<meta http-equiv="refresh" content="0;url=/"><title>gitquarry: signed in'
+              b'</title></head><body><p>Signed in. <a href="/">Continue to the gitquarry web '
+              b'page</a>.</p></body></html>\n')
+
+
+async def _login_page_response(send: Send, cookie_name: str, session_id: str) -> None:
+    """The session cookie on a 200 page that refreshes to ``/`` (same-origin, so the Strict
+    cookie goes with it; a 303 here would carry on the ``file://`` page's cross-site chain)."""
+    cookie = f"{cookie_name}={session_id}; Path=/; HttpOnly; SameSite=Strict"
+    await send({"type": "http.response.start", "status": 200, "headers": _merge_headers([
+        (b"content-type", b"text/html; charset=utf-8"),
+        (b"set-cookie", cookie.encode("latin-1")),
+        (b"content-length", str(len(_SIGNED_IN)).encode()),
+    ])})
+    await send({"type": "http.response.body", "body": _SIGNED_IN})
 
 
 async def _login(send: Send, cookie_name: str, session_id: str) -> None:
