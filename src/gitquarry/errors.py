@@ -555,6 +555,20 @@ class YamlLimitError(YamlInputError):
     code = "yaml_limit_exceeded"
 
 
+class FileRefusedError(GitquarryError):
+    """A file a checkout can place (graph file or doc, ``.mailmap``, an overlay file, a
+    workspace configuration file) was not read: it is not a regular file (a FIFO, socket,
+    device or directory), it is a symbolic link where none is followed, or it cannot be
+    opened. ``path`` is the path as given, ``reason`` says which, in words ("is a FIFO")."""
+
+    code = "file_refused"
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}; not read")
+        self.path = path
+        self.reason = reason
+
+
 class RevisionNotFoundError(UsageError):
     """A revision (branch, tag, hash, ``HEAD~3``) names no commit in the repository."""
 

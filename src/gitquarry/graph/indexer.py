@@ -12,15 +12,18 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
 from gitquarry.config import GraphConfig
+from gitquarry.errors import FileRefusedError
 from gitquarry.graph.chunker import chunk_markdown
 from gitquarry.graph.loader import load_graph
 from gitquarry.graph.models import KNOWN_KINDS, GraphIndexReport, GraphStatus
 from gitquarry.graph.search import has_fts5, populate_search_index
 from gitquarry.graph.sources import (
+    MAX_DOC_BYTES,
     MISSING,
     containment_root,
     docs_dir_files,
@@ -31,6 +34,7 @@ from gitquarry.graph.sources import (
     resolve_within,
     source_keys,
 )
+from gitquarry.parsing.bounded_read import cut_at_char_boundary, describe_mode, read_capped
 from gitquarry.store import Store
 from gitquarry.store.schema.graph import ensure_search_table
 
@@ -66,6 +70,16 @@ def _decode_doc(rel: str, data: bytes, warnings: list[str]) -> str | None:
         )
         text = data.decode("utf-8", errors="replace")
     return text.lstrip("\ufeff")
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why ``path`` (links followed) is no regular file ("is a FIFO, not a regular file"), or
+    None when it is one or does not exist. One ``stat``; nothing is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else describe_mode(mode)
 
 
 def _escape_reason(path: Path) -> str:
@@ -107,6 +121,12 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
             warnings.append(f"{rel}: graph file {_escape_reason(path)}; skipped")
             skipped[rel] = fingerprint(path)
             continue
+        odd = _not_regular(path)
+        if odd is not None:  # a FIFO, socket or device: never opened
+            rel = relative(project, path)
+            warnings.append(f"{rel}: graph file {odd}; skipped")
+            skipped[rel] = fingerprint(path)
+            continue
         gfiles.append(path)
     graph_fps = {relative(project, p): fingerprint(p) for p in gfiles}
     loaded = load_graph(project, gfiles)
@@ -135,6 +155,13 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
                 )
                 skipped[rel] = fingerprint(path)
                 continue
+            odd = _not_regular(path)
+            if odd is not None:
+                warnings.append(
+                    f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} {odd}; skipped"
+                )
+                skipped[rel] = fingerprint(path)
+                continue
             if fingerprint(path) == MISSING:
                 warnings.append(
                     f"{node.graph_file}: node {node.ref_id!r} doc {declared!r} does not exist"
@@ -154,16 +181,29 @@ def reindex_graph(store: Store, project: Path, config: GraphConfig) -> GraphInde
             warnings.append(f"{rel}: doc {_escape_reason(path)}; skipped")
             skipped[rel] = fingerprint(path)
             continue
+        odd = _not_regular(path)
+        if odd is not None:
+            warnings.append(f"{rel}: doc {odd}; skipped")
+            skipped[rel] = fingerprint(path)
+            continue
         docs[path] = _Doc(path, rel, [], real=real)
 
     doc_rows: list[tuple[_Doc, str, int, list[tuple[int, str, str]]]] = []
     for doc in sorted(docs.values(), key=lambda d: d.rel):
         doc.fp = fingerprint(doc.path)  # stat before reading: a later edit reads as stale
-        try:
-            data = (doc.real or doc.path).read_bytes()
-        except OSError as exc:
-            warnings.append(f"{doc.rel}: cannot be read ({exc.strerror}); skipped")
+        try:  # regular files only (never blocks), at most MAX_DOC_BYTES + 1 bytes read
+            got = read_capped(doc.real or doc.path, MAX_DOC_BYTES,
+                              follow_symlinks=doc.real is None)
+        except FileRefusedError as exc:
+            warnings.append(f"{doc.rel}: {exc.reason}; skipped")
+            skipped[doc.rel] = doc.fp
             continue
+        data = got.data
+        if got.over:  # index the first MAX_DOC_BYTES, cut at a character boundary
+            data = cut_at_char_boundary(data)
+            warnings.append(f"{doc.rel}: {got.size:,} bytes, over the {MAX_DOC_BYTES:,}-byte "
+                            f"limit for graph docs; only its first {len(data):,} bytes are "
+                            "indexed")
         text = _decode_doc(doc.rel, data, warnings)
         if text is None:
             skipped[doc.rel] = doc.fp

@@ -25,9 +25,10 @@ from typing import Any
 
 import yaml
 
-from gitquarry.errors import GraphFileError, YamlInputError
+from gitquarry.errors import FileRefusedError, GraphFileError, YamlInputError
 from gitquarry.graph.models import GraphEdge, GraphNode, LoadedGraph
 from gitquarry.graph.sources import relative
+from gitquarry.parsing.bounded_read import read_capped
 from gitquarry.parsing.strict_yaml import (
     DEFAULT_MAX_BYTES,
     YamlMapping,
@@ -91,18 +92,21 @@ def _json_safe(value: Any) -> Any:
 def read_graph_file(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """Parse one graph file with the strict loader; an empty file is ``{}``.
 
-    Only the first ``max_bytes + 1`` bytes are ever read.
-    :raises GraphFileError: not UTF-8, not valid YAML, refused by the strict loader
-        (duplicate key, tag, over a bound: the message names the line), or the top level
-        is not a mapping.
+    Only the first ``max_bytes + 1`` bytes are ever read, and only from a regular file
+    (``parsing.bounded_read``: a FIFO, socket or device is never opened or read).
+    :raises GraphFileError: not a regular file, unreadable, over ``max_bytes``, not UTF-8,
+        not valid YAML, refused by the strict loader (duplicate key, tag, over a bound: the
+        message names the line), or the top level is not a mapping.
     """
+    try:  # regular files only, never blocking on a FIFO; at most max_bytes + 1 bytes
+        got = read_capped(path, max_bytes, follow_symlinks=True)
+    except FileRefusedError as exc:
+        raise GraphFileError(path, exc.reason) from exc
+    if got.over:
+        raise GraphFileError(path, f"the file is {got.size:,} bytes; the limit is "
+                             f"{max_bytes:,}")
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise GraphFileError(path, f"cannot be read ({exc.strerror})") from exc
-    try:
-        data = load_yaml(raw, path.name, max_bytes=max_bytes)
+        data = load_yaml(got.data, path.name, max_bytes=max_bytes)
     except YamlInputError as exc:
         where = f"line {exc.line}: " if exc.line else ""
         raise GraphFileError(path, f"{where}{exc.detail}") from exc

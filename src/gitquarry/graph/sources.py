@@ -23,6 +23,12 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 MISSING: tuple[int, int] = (0, -1)
 
+#: the most of one Markdown doc the graph corpus reads (bytes): a larger doc is cut there (at
+#: a character boundary) with a warning naming it; at most this + 1 bytes of it are read.
+#: Graph YAML files have their own cap, ``parsing.strict_yaml.DEFAULT_MAX_BYTES`` (4 MiB),
+#: over which the file is refused.
+MAX_DOC_BYTES = 1024 * 1024
+
 
 def _resolve_dir(project: Path, configured: str) -> Path:
     path = Path(os.path.expanduser(configured))
