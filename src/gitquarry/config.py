@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gitquarry.errors import ConfigError
+from gitquarry.errors import ConfigError, FileRefusedError
+from gitquarry.parsing.bounded_read import read_capped
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     "**/.stversions/**",
@@ -330,15 +331,27 @@ def _describe(annotation: Any) -> str:
     return names.get(annotation, str(annotation))
 
 
+#: the largest configuration file read (bytes); a larger one is an error naming it
+CONFIG_MAX_BYTES = 1024 * 1024
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
-    if path.exists() and not path.is_file():
-        raise ConfigError(path, "is not a regular file")
+    """The TOML table of ``path``: a regular file (links followed; a FIFO or device is never
+    opened), of at most ``CONFIG_MAX_BYTES`` (``CONFIG_MAX_BYTES + 1`` bytes are read).
+
+    :raises ConfigError: not a regular file, unreadable, too large, not UTF-8 TOML.
+    """
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        got = read_capped(path, CONFIG_MAX_BYTES, follow_symlinks=True)
+    except FileRefusedError as exc:
+        raise ConfigError(path, exc.reason) from exc
+    if got.over:
+        raise ConfigError(path, f"is {got.size:,} bytes; a configuration file may hold at "
+                          f"most {CONFIG_MAX_BYTES:,}")
+    try:
+        return tomllib.loads(got.data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(path, f"not valid TOML: {exc}") from exc
-    except OSError as exc:
-        raise ConfigError(path, f"cannot be read: {exc.strerror or exc}") from exc
 
 
 def _checked_items(

@@ -12,7 +12,9 @@ The rule (git's own default, made explicit and independent of configuration):
 The content is copied into gitquarry's private directory and that copy is what git reads,
 so the digest stored with the repository is exactly the mapping its commits were read with;
 a changed digest makes the indexer re-map the stored identities (a ``.mailmap`` edit moves
-no ref). A ``.mailmap`` over ``MAILMAP_MAX_BYTES`` is ignored with a warning.
+no ref). A ``.mailmap`` over ``MAILMAP_MAX_BYTES`` is ignored with a warning, and so is one
+that is not a regular file (a FIFO, socket or device is never opened; see
+``parsing.bounded_read``).
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitquarry.errors import FileRefusedError
 from gitquarry.gitio.discovery import Repository
 from gitquarry.gitio.runner import display_path, neutral_dir, run_git
+from gitquarry.parsing.bounded_read import read_capped
 
 #: Largest ``.mailmap`` applied (bytes); the Linux kernel's is about 50 KiB.
 MAILMAP_MAX_BYTES = 1 << 20
@@ -86,17 +90,12 @@ def load_mailmap(repo: Repository) -> Mailmap:
     if stat.S_ISLNK(info.st_mode):
         return Mailmap(None, NO_MAILMAP, source,
                        f"{source} is a symbolic link; ignored (git does not follow it either)")
-    if not stat.S_ISREG(info.st_mode):
-        return Mailmap(None, NO_MAILMAP, source)
-    if info.st_size > MAILMAP_MAX_BYTES:
-        return _too_large(source, info.st_size)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as fh:
-            content = fh.read(MAILMAP_MAX_BYTES + 1)
-    except OSError as exc:
+    try:  # no link, regular files only (a FIFO never blocks), at most the cap + 1 bytes
+        got = read_capped(path, MAILMAP_MAX_BYTES)
+    except FileRefusedError as exc:
         return Mailmap(None, NO_MAILMAP, source,
-                       f"{source} cannot be read ({exc.strerror}); identities are not mapped")
-    if len(content) > MAILMAP_MAX_BYTES:
-        return _too_large(source, len(content))
+                       f"{source} {exc.reason}; identities are not mapped")
+    if got.over:
+        return _too_large(source, got.size)
+    content = got.data
     return _materialise(content, source)

@@ -6,7 +6,9 @@ new or old path) with its state, the sha256 and size of the working-tree bytes, 
 id git would give them. Its digest is sha256 of the canonical JSON of the sorted
 ``[path, old_path, state, sha256, size]`` list: any edit to a selected tracked file changes
 it. Working-tree files are opened without following symlinks and must stay inside the
-working tree; a symlink or submodule in the working tree is listed but never read.
+working tree; a symlink or submodule in the working tree is listed but never read, and so is
+anything but a regular file (a FIFO or device is never opened: ``parsing.bounded_read``). A
+changed file over ``MAX_OVERLAY_FILE_BYTES`` is listed with its size only.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitquarry.errors import WorktreeOverlayStaleError
+from gitquarry.errors import FileRefusedError, WorktreeOverlayStaleError
 from gitquarry.gitio.worktree import tracked_changes
+from gitquarry.parsing.bounded_read import open_regular, read_capped
 from gitquarry.repo_docs.policy import canonical_json, sha256_hex
 
 _PIECE = 64 * 1024
+#: the largest changed working-tree file an overlay hashes (bytes): the most ``[docs]
+#: max_blob_bytes`` may be, so every file a plan could read is hashed, and no more
+MAX_OVERLAY_FILE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -72,29 +78,32 @@ def _inside(root: Path, rel: str) -> Path | None:
     return parent / target.name
 
 
-def _fingerprint(root: Path, rel: str, object_format: str) -> tuple[str, str, int, str]:
-    """(kind, sha256, size, blob oid) of the working-tree file ``rel``, streamed."""
+def _fingerprint(root: Path, rel: str, object_format: str,
+                 max_bytes: int) -> tuple[str, str, int, str]:
+    """(kind, sha256, size, blob oid) of the working-tree file ``rel``, streamed. Only a
+    regular file is opened (``open_regular``: no link, a FIFO never blocks); one over
+    ``max_bytes`` is listed with its size but not read (sha256 and blob oid empty: it is too
+    large for any docs plan to read, so its bytes are never needed)."""
     path = _inside(root, rel)
     if path is None:
         return "missing", "", -1, ""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+        fd, st = open_regular(path)
+    except FileRefusedError:
         try:
             st = os.lstat(path)
         except OSError:
             return "missing", "", -1, ""
         return ("symlink" if stat.S_ISLNK(st.st_mode) else "other"), "", -1, ""
     with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            return "other", "", -1, ""
         size = st.st_size
+        if size > max_bytes:
+            return "file", "", size, ""
         content = hashlib.sha256()
         obj = _object_hasher(object_format)()
         obj.update(b"blob %d\x00" % size)
         read = 0
-        while piece := handle.read(_PIECE):
+        while read <= max_bytes and (piece := handle.read(min(_PIECE, max_bytes + 1 - read))):
             content.update(piece)
             obj.update(piece)
             read += len(piece)
@@ -103,9 +112,10 @@ def _fingerprint(root: Path, rel: str, object_format: str) -> tuple[str, str, in
     return "file", content.hexdigest(), size, obj.hexdigest()
 
 
-def compute_overlay(root: Path, object_format: str,
-                    selects: Callable[[str], bool]) -> Overlay:
+def compute_overlay(root: Path, object_format: str, selects: Callable[[str], bool], *,
+                    max_file_bytes: int = MAX_OVERLAY_FILE_BYTES) -> Overlay:
     """The overlay of the working tree at ``root`` (absolute) for paths ``selects`` accepts.
+    A changed file over ``max_file_bytes`` is listed by size only (never read).
 
     :raises GitError: git status failed.
     """
@@ -123,7 +133,8 @@ def compute_overlay(root: Path, object_format: str,
         elif change.worktree_mode == "160000":
             kind, digest, size, oid = "submodule", "", -1, ""
         else:
-            kind, digest, size, oid = _fingerprint(root, change.path, object_format)
+            kind, digest, size, oid = _fingerprint(root, change.path, object_format,
+                                                   max_file_bytes)
         entries.append(OverlayEntry(change.path, change.old_path, change.state, kind, digest,
                                     size, oid))
     entries.sort(key=lambda e: e.path)
@@ -144,14 +155,11 @@ def read_overlay_file(overlay: Overlay, entry: OverlayEntry, max_bytes: int) -> 
     path = _inside(overlay.root, entry.path)
     if path is None:
         raise WorktreeOverlayStaleError(entry.path)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
+    try:  # no link, regular files only (a FIFO swapped in never blocks), max_bytes + 1 read
+        got = read_capped(path, max_bytes)
+    except FileRefusedError as exc:
         raise WorktreeOverlayStaleError(entry.path) from exc
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise WorktreeOverlayStaleError(entry.path)
-        data = handle.read(max_bytes + 1)
-    if len(data) != entry.size or sha256_hex(data) != entry.sha256:
+    data = got.data
+    if got.over or len(data) != entry.size or sha256_hex(data) != entry.sha256:
         raise WorktreeOverlayStaleError(entry.path)
     return data

@@ -29,6 +29,7 @@ from gitquarry.gitio.tree import MODE_GITLINK, MODE_SYMLINK, TreeEntry
 from gitquarry.repo_docs.overlay import Overlay, OverlayEntry, read_overlay_file
 from gitquarry.repo_docs.policy import (
     BUILTIN_POLICY,
+    MAX_POLICY_BYTES,
     POLICY_FILES,
     DocsPolicy,
     parse_policy_file,
@@ -144,16 +145,21 @@ def _policy_bytes(view: RevisionView, reader: BlobReader, name: str) -> tuple[by
     if entry is not None and view.overlay is not None:
         if entry.kind != "file":
             raise RepoDocsPolicyInvalidError(name, "the policy file is not a regular file")
-        data = read_overlay_file(view.overlay, entry, 256 * 1024 + 1)
+        data = read_overlay_file(view.overlay, entry, MAX_POLICY_BYTES)
         if data is None:
-            raise RepoDocsPolicyInvalidError(name, "the policy file is too large")
+            raise RepoDocsPolicyInvalidError(name, f"the file is {entry.size:,} bytes; the "
+                                             f"limit is {MAX_POLICY_BYTES:,}")
         return data, "worktree_config"
     if name not in view.paths():
         return None
     tree_entry = view.entries[name]
     if tree_entry.mode in (MODE_SYMLINK, MODE_GITLINK) or tree_entry.kind != "blob":
         raise RepoDocsPolicyInvalidError(name, "the policy file is not a regular file")
-    result = reader.read(tree_entry.oid, max_bytes=256 * 1024 + 1)
+    # capped by the size in cat-file's header: an oversized blob is never held in memory
+    result = reader.read(tree_entry.oid, max_bytes=MAX_POLICY_BYTES)
+    if result.status == "too_large":
+        raise RepoDocsPolicyInvalidError(name, f"the file is {result.size:,} bytes; the "
+                                         f"limit is {MAX_POLICY_BYTES:,}")
     if result.status != "ok":
         raise RepoDocsPolicyInvalidError(name, f"the policy file cannot be read ({result.status})")
     source = "worktree_config" if _dirty(view, name) else "committed_config"
