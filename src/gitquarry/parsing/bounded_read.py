@@ -118,7 +118,7 @@ def cut_at_char_boundary(data: bytes) -> bytes:
         if byte & 0xC0 == 0x80:  # a continuation byte: look further back
             continue
         need = 2 if 0xC0 <= byte < 0xE0 else 3 if 0xE0 <= byte < 0xF0 else \
-            4 if byte >= 0xF0 else 1
+            4 if 0xF0 <= byte < 0xF8 else 1
         return data[:-back] if need > back else data
     return data
 
