@@ -92,7 +92,8 @@ def test_help_text_lines_are_not_the_source_lines() -> None:
 
 
 @pytest.mark.parametrize(("argv", "sentence"), [
-    (["web", "--help"], "(a single-use token, valid 10 minutes); run the command again"),
+    (["web", "--help"], "(a single-use token, valid 10 minutes); the token is never put on a"
+                        " command line"),
     (["repo-docs", "--help"], "its path is kept only in the private 0600 registry"),
     (["daemon", "--help"], "the last indexed commit, pending work, the active job"),
     (["--help"], "Index every commit of every repository under PATH (incremental after the"
