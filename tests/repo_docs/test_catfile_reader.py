@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 
 import pytest
 
@@ -69,3 +70,27 @@ def test_bad_revision_then_good_search_in_one_service(service: RepoDocsService,
             service.search(registered, "gunicorn", revision=rev, mode="fulltext")
         assert info.value.code == "revision_not_found"
         assert service.search(registered, "gunicorn", mode="fulltext")["hits"] == expected
+
+
+def test_the_name_fast_path_answers_exactly_what_rev_parse_does(docs_repo: Repo) -> None:
+    """Every name, good or bad, resolves to what ``git rev-parse --verify --end-of-options
+    <name>^{commit}`` says (the brute-force reference), whether the disposable ``--batch-check``
+    process answered it or died on it."""
+    first = docs_repo.git("rev-parse", "HEAD")
+    docs_repo.commit({"docs/x.md": "# x\n"})
+    docs_repo.git("tag", "-a", "-m", "v1", "v1")
+    docs_repo.git("tag", "light", first)
+    docs_repo.git("branch", "side", first)
+    names = ["HEAD", "@", "main", "side", "v1", "light", "refs/tags/v1", "HEAD~1", "HEAD^",
+             "main^{commit}", "v1^{}", first[:10], first, "HEAD@{0}", "HEAD@{1}",
+             "HEAD:README.md", "HEAD^{tree}", ":/docs", *BAD]
+    with BlobReader(docs_repo.path / ".git") as reader:
+        for name in names * 2:  # twice: after the resolver died on bad names
+            proc = subprocess.run(
+                ["git", "rev-parse", "--verify", "--quiet", "--end-of-options",
+                 f"{name}^{{commit}}"], cwd=docs_repo.path, capture_output=True, text=True,
+                check=False)
+            expected = proc.stdout.strip() if proc.returncode == 0 else None
+            if name.startswith("-"):
+                expected = None
+            assert reader.commit_of(name) == expected, name

@@ -5,12 +5,15 @@ one process. A blob larger than the caller's bound is never held in memory: its 
 read from the pipe in 64 KiB pieces and dropped. A missing object (partial or shallow clone,
 pruned) is reported as :data:`MISSING`; git never fetches it (``GIT_NO_LAZY_FETCH=1``).
 
-Only full object ids (40 or 64 hex digits) are ever written to the process: a revision
+Only full object ids (40 or 64 hex digits) are ever written to the blob process: a revision
 expression (``HEAD@{upstream}`` without an upstream, ``HEAD@{100000}``, ``:../x``) makes
-``cat-file --batch`` die instead of answering ``missing``, so revisions are resolved first with
-``git rev-parse --verify --end-of-options`` (:meth:`BlobReader.commit_of`). A process that
-died for any reason (killed, a broken pipe, a malformed answer) is discarded and the next
-request starts a fresh one, so one failure never breaks the reader for later callers.
+``cat-file`` die instead of answering ``missing``. Revisions are resolved apart
+(:meth:`BlobReader.commit_of`): first by a second, disposable ``cat-file --batch-check``
+process that only ever receives names (so the warm path spawns no process; a name that kills
+it kills only it), and whenever that does not answer a commit, by
+``git rev-parse --verify --end-of-options <rev>^{commit}``, which decides. A process that died
+for any reason (killed, a broken pipe, a malformed answer) is discarded and the next request
+starts a fresh one, so one failure never breaks the reader for later callers.
 """
 
 from __future__ import annotations
@@ -55,6 +58,59 @@ class BlobResult:
 MISSING: Final = "missing"
 
 
+class _NameResolver:
+    """A ``git cat-file --batch-check`` process given revision names, never the blob reader's
+    requests. Only a fast path: :meth:`commit` answers a full commit id or None, and None
+    (missing, ambiguous, not a commit, the process died on the name) is for ``rev-parse`` to
+    decide. A dead process is replaced on the next lookup."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self._argv = git_argv(git_dir, ["cat-file", "--batch-check"])
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def commit(self, revision: str) -> str | None:
+        with self._lock:
+            try:
+                proc = self._proc
+                if proc is None or proc.poll() is not None:
+                    self._discard()
+                    proc = self._proc = subprocess.Popen(
+                        self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL, env=git_env(),
+                    )
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(f"{revision}^{{commit}}\n".encode("utf-8", "surrogateescape"))
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except (OSError, ValueError):
+                self._discard()
+                return None
+            if not line.endswith(b"\n"):  # it died on this name
+                self._discard()
+                return None
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == b"commit":
+                oid = parts[0].decode("ascii", "replace")
+                return oid if is_full_oid(oid) else None
+            return None
+
+    def _discard(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._discard()
+
+
 class BlobReader:
     """A ``git cat-file --batch`` process for the repository whose git dir is ``git_dir``.
 
@@ -67,6 +123,7 @@ class BlobReader:
         self._lock = threading.Lock()
         self._argv = git_argv(git_dir, ["cat-file", "--batch"])
         self._closed = False
+        self._names = _NameResolver(git_dir)
         self._proc: subprocess.Popen[bytes] | None = None
         self._proc = self._spawn()
 
@@ -154,11 +211,14 @@ class BlobReader:
 
     def commit_of(self, revision: str) -> str | None:
         """The commit ``revision`` names (``HEAD``, a branch, tag, hash, ``HEAD~3``; tags
-        peeled), or None when it names none. A full commit id is checked through this
-        process; anything else is resolved by ``git rev-parse --verify --end-of-options
-        <revision>^{commit}`` and never written to cat-file. A name starting with ``-`` or
-        holding whitespace is never looked up."""
-        if not revision or revision.startswith("-") or any(c.isspace() for c in revision):
+        peeled), or None when it names none. A full commit id is checked through the blob
+        process; any other name goes to the disposable name resolver (no process spawned
+        when it answers a commit) and, when it does not, to ``git rev-parse --verify
+        --end-of-options <revision>^{commit}``, which decides. A name is never written to the
+        blob process. A name starting with ``-`` or holding whitespace or NUL is never
+        looked up."""
+        if not revision or revision.startswith("-") or "\x00" in revision or \
+                any(c.isspace() for c in revision):
             return None
         if is_full_oid(revision):
             result = self.read(revision, max_bytes=0, kinds=("commit",))
@@ -166,6 +226,12 @@ class BlobReader:
                 return result.oid
             if result.status == MISSING:
                 return None
+        elif self._closed:
+            raise GitError(self._argv, -1, "the cat-file process is closed")
+        else:
+            found = self._names.commit(revision)
+            if found is not None:
+                return found
         try:
             return resolve_commit(self.git_dir, revision)
         except RevisionNotFoundError:
@@ -185,8 +251,9 @@ class BlobReader:
         return data[:-1] if keep else b""
 
     def close(self) -> None:
-        """End the process. Safe to call more than once; no request is answered after."""
+        """End the processes. Safe to call more than once; no request is answered after."""
         self._closed = True
+        self._names.close()
         proc, self._proc = self._proc, None
         if proc is None:
             return
