@@ -1,4 +1,5 @@
-"""CLI commands of the commit-history corpus: index, history, status, rebuild-index."""
+"""CLI commands of the commit-history corpus: index, history, status, rebuild-index (and its
+seed-000 alias rebuild-commit-index)."""
 
 from __future__ import annotations
 
@@ -159,6 +160,11 @@ def register(app: typer.Typer) -> None:
             note(f"Removed {workspace.db_path}; rebuilding.")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
         raise typer.Exit(code)
+
+    # seed 000's name for the history rebuild, kept beside ours
+    app.command("rebuild-commit-index", cls=Command,
+                help="Alias of `rebuild-index` (seed 000's name): delete the index and build "
+                "it again from Git.")(rebuild_cmd)
 
     @app.command("history", cls=Command)
     def history_cmd(
