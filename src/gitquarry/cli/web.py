@@ -44,15 +44,17 @@ def web_cmd(
         else:
             out("Stopped serving the web page." if stopped else "The web page was not served.")
         return
+    opens_on: str | None = None
     if path is not None:
         from gitquarry.cli.daemon import watch_workspace
 
         watched = watch_workspace(path)
+        opens_on = str(watched["workspace_ref"])  # the page opens on PATH's workspace
         note(f"Watching {printable(watched['name'])} ({watched['workspace_ref']}).")
     client, started = start_daemon()
     if started:
         note("Started the gitquarry daemon.")
-    result = client.call("web.start", port=port)
+    result = client.call("web.start", port=port, workspace=opens_on)
     url = str(result["login_url"])
     if as_json:
         print_json({**result, "daemon_started": started})

@@ -378,6 +378,9 @@ class Daemon:
         """Serve the web page (once; later calls reuse it) and mint a sign-in token.
 
         ``port``: 0 or absent = keep the running server, or any free port for a new one.
+        ``workspace``: a watched workspace (ref, name or path) the page opens on from now on
+        (``gitquarry web PATH``); absent = keep the current choice.
+        :raises InvalidArgumentError: ``workspace`` is not a watched workspace.
         :raises WebPortError: another port is asked while the page runs, or it is taken.
         :raises WebBindRefusedError: ``host`` is given and is not 127.0.0.1.
         """
@@ -387,6 +390,8 @@ class Daemon:
 
         port = args.get("port") or 0
         host = args.get("host", LOOPBACK)
+        workspace = args.get("workspace")
+        chosen = self.coordinator.resolve_ref(str(workspace)) if workspace else None
         check_bind(str(host), port if isinstance(port, int) else -1)
         with self._web_lock:
             started = False
@@ -398,6 +403,8 @@ class Daemon:
                 web.start()
                 self.web = web
                 started = True
+            if chosen is not None:
+                self.web.backend.default_workspace = chosen
             return {**self.web.login(), "started": started}
 
     def op_web_stop(self, args: dict[str, Any]) -> dict[str, Any]:
