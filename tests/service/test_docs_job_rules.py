@@ -175,8 +175,8 @@ def test_rebuild_commit_index_is_the_history_rebuild(
         assert conn.execute("SELECT count(*) FROM git_commits").fetchone()[0] == 3
     finally:
         conn.close()
-    helped = _cli(service_env, "--help")
-    assert "rebuild-commit-index" in helped.stdout
+    helped = _cli(service_env, "rebuild-commit-index", "--help")
+    assert helped.returncode == 0 and "rebuild-commit-index" in helped.stdout
 
 
 def test_mcp_docs_errors_name_mcp_parameters_not_cli_flags(

@@ -1,5 +1,5 @@
-"""CLI commands of the commit-history corpus: index, history, status, rebuild-index (and its
-seed-000 alias rebuild-commit-index)."""
+"""CLI commands of the commit-history corpus: index, history, status, rebuild-index (also
+run as seed 000's ``rebuild-commit-index``: ``cli.common.COMMAND_ALIASES``)."""
 
 from __future__ import annotations
 
@@ -145,7 +145,8 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         as_json: JsonOption = False,
     ) -> None:
-        """Delete the index and build it again from Git (also the cure for a corrupt index)."""
+        """Delete the index and build it again from Git (also the cure for a corrupt index).
+        Also runs as `gitquarry rebuild-commit-index` (seed 000's name)."""
         workspace = open_workspace(path, label="PATH")
         with workspace.write_lock():
             for suffix in ("", "-wal", "-shm"):
@@ -160,11 +161,6 @@ def register(app: typer.Typer) -> None:
             note(f"Removed {workspace.db_path}; rebuilding.")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
         raise typer.Exit(code)
-
-    # seed 000's name for the history rebuild, kept beside ours
-    app.command("rebuild-commit-index", cls=Command,
-                help="Alias of `rebuild-index` (seed 000's name): delete the index and build "
-                "it again from Git.")(rebuild_cmd)
 
     @app.command("history", cls=Command)
     def history_cmd(
