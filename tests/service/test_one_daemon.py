@@ -191,6 +191,24 @@ def test_a_running_daemon_this_client_cannot_reach_is_a_typed_error_not_a_second
             assert "already running for this user" in out.stderr, (args, out.stderr)
             assert "cannot reach its socket" in out.stderr, (args, out.stderr)
         assert _daemons(state_home) == []
+        # the MCP surface goes through the same check
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        async def mcp_call() -> Any:
+            params = StdioServerParameters(
+                command=sys.executable, args=["-m", "gitquarry", "mcp", "--project",
+                                              str(tmp_path)], env=service_env)
+            with open(tmp_path / "mcp.err", "w", encoding="utf-8") as errlog:
+                async with (stdio_client(params, errlog=errlog) as (read, write),
+                            ClientSession(read, write) as s):
+                    await s.initialize()
+                    return await s.call_tool("repository_docs_index", {})
+
+        got = asyncio.run(asyncio.wait_for(mcp_call(), 120))
+        text = "".join(getattr(c, "text", "") for c in got.content)
+        assert got.is_error and "daemon_unreachable: " in text, text
+        assert _daemons(state_home) == []
         from gitquarry.errors import DaemonUnreachableError
         from gitquarry.service.client import start_daemon
 

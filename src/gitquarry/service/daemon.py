@@ -58,17 +58,20 @@ class InstanceLock:
         :raises DaemonAlreadyRunningError: another daemon holds it (names its pid)."""
         handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for life
         os.chmod(self.path, 0o600)
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            info = read_lock_info(self.path)
-            deadline = time.monotonic() + 1.0
-            while not info.get("pid") and time.monotonic() < deadline:  # just started
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # a daemon (which records its pid at once), one just starting, or a client
+                # probing the lock for a moment (``paths.lock_held``): look again briefly
+                holder = read_lock_info(self.path)
+                if _alive(int(holder.get("pid") or 0)) or time.monotonic() >= deadline:
+                    handle.close()
+                    raise DaemonAlreadyRunningError(int(holder.get("pid") or 0),
+                                                    str(holder.get("since") or "")) from None
                 time.sleep(0.02)
-                info = read_lock_info(self.path)
-            raise DaemonAlreadyRunningError(int(info.get("pid") or 0),
-                                            str(info.get("since") or "")) from None
         self._handle = handle
         self.write({"pid": os.getpid(), **info})
 
@@ -85,6 +88,19 @@ class InstanceLock:
             fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a record left by a killed daemon names a dead one)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 read_lock_info = paths.read_lock_info
