@@ -167,7 +167,13 @@ def test_every_surface_builds_the_revision_it_asked_for(
                         return j
                 return None
 
-            api.wait_for(reconciled, timeout=30, what="the reconcile job for HEAD")
+            first = api.wait_for(reconciled, timeout=30, what="the reconcile job for HEAD")
+            # HEAD moves before that job ran: the next poll moves the waiting automatic job
+            # to the new HEAD (no set for a HEAD nobody asked for any more)
+            commits["HEAD"] = _commit(repo, "echidna", "fourth docs")
+            api.wait_for(lambda: commits["HEAD"].startswith(
+                api.job(first["id"])["target"].split(":", 1)[0]), timeout=30,
+                what="the reconcile job following HEAD")
             time.sleep(2.0)  # more polls while the others still wait
         finals = {job_id: api.wait_job(job_id, lambda j: j["status"] == "succeeded",
                                        timeout=120) for _, _, job_id in asked}

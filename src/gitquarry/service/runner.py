@@ -2,7 +2,9 @@
 
 Submission (``submit``) coalesces equivalent work on (type, scope, generation), and on the
 target too for job types whose targets are distinct work (``distinct_targets``: a docs
-revision set per commit, so a request for HEAD never retargets a queued job for a tag): a
+revision set per commit, so a request for HEAD never retargets a queued job for a tag; only
+an automatic request for the same moving revision name takes over a waiting automatic
+job, as reconcile's HEAD does when HEAD moved before the job ran): a
 queued or interrupted job absorbs the new request (taking its newer target); a failed job
 awaiting its retry absorbs automatic requests (watcher, reconcile) and is run now by an
 explicit one; a running job with the same target absorbs it; an automatic request whose work
@@ -67,6 +69,14 @@ def classify(exc: BaseException) -> GitquarryError:
 def error_payload(err: GitquarryError, redact: Any) -> dict[str, Any]:
     retryable = bool(getattr(err, "retryable", err.exit_code != 2))
     return {"code": err.code, "message": redact(str(err)), "retryable": retryable}
+
+
+def _follows(job: Job, auto: bool, params: dict[str, Any]) -> bool:
+    """An automatic request for a moving revision (reconcile's ``HEAD``) may take over an
+    automatic job waiting for the same revision name: HEAD moved on before it ran. An
+    explicit request, or one for another revision, is other work."""
+    return (auto and job.origin in AUTO_ORIGINS and "revision" in params
+            and job.params.get("revision") == params.get("revision"))
 
 
 def _failed_for_good(job: Job | None) -> bool:
@@ -144,7 +154,8 @@ class Runner:
                 return None  # a configuration failure waits for its input to change
             open_jobs = self.state.open_jobs(type_, scope, generation)
             if jt.distinct_targets:
-                open_jobs = [j for j in open_jobs if j.target == target]
+                open_jobs = [j for j in open_jobs if j.target == target or (
+                    _follows(j, auto, params) and j.status != "running")]
             for job in open_jobs:
                 if job.status in ("queued", "interrupted"):
                     job.target, job.work_key = target, key
