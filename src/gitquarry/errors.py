@@ -591,6 +591,8 @@ class RepoDocsPolicyInvalidError(GitquarryError):
     """
 
     code = "repository_docs_policy_invalid"
+    #: a configuration failure: it fails once and waits for the committed policy to change
+    retryable = False
 
     def __init__(self, policy_file: str, detail: str, *, key: str | None = None,
                  pattern: str | None = None, line: int = 0) -> None:
@@ -638,6 +640,8 @@ class RepoDocsBoundaryBlockedError(GitquarryError):
     or ``local_network``; ``boundary`` is the provider's effective one."""
 
     code = "repository_docs_provider_boundary_blocked"
+    #: a configuration failure: it waits for the provider settings to change
+    retryable = False
 
     def __init__(self, provider: str, boundary: str) -> None:
         super().__init__(
@@ -729,6 +733,24 @@ class DaemonUnavailableError(DaemonError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the gitquarry daemon is unavailable: {reason}")
         self.reason = reason
+
+
+class DaemonUnreachableError(DaemonUnavailableError):
+    """This user's daemon runs (it holds the lock in the state directory) but this process
+    cannot reach the socket it recorded; no second daemon is started beside it."""
+
+    code = "daemon_unreachable"
+
+    def __init__(self, pid: int, socket: str, why: str) -> None:
+        who = f"pid {pid}" if pid else "pid unknown"
+        super().__init__(
+            f"a gitquarry daemon is already running for this user ({who}) but this process "
+            f"cannot reach its socket {socket or '(not recorded yet)'}: {why}; use the same "
+            "XDG_STATE_HOME/XDG_RUNTIME_DIR as that daemon, or stop it with `gitquarry "
+            "daemon stop` (or by its pid) from a shell that reaches it"
+        )
+        self.pid = pid
+        self.socket = socket
 
 
 class JobNotFoundError(GitquarryError):

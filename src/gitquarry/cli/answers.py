@@ -147,17 +147,8 @@ def register(app: typer.Typer) -> None:
             return
         out(f"{printable(data['path'])} at {data['commit'][:10]} ({printable(data['revision'])})"
             + (f", lines {data['range']}" if data["range"] else ""))
-        for e in data["blame"]:
-            refs = (f"  [{', '.join(printable(r) for r in e['refs'][:3])}]"
-                    if e.get("refs") else "")
-            out(f"{e['hash'][:10]}  {e.get('date', '')[:10]}  "
-                f"{printable(cut_text(str(e.get('author', '')).split(' <')[0], 60)[0])}  "
-                f"{printable(cut_text(str(e.get('title', '')), 200)[0])}{refs}")
-            out(f"    lines {e['lines']}" + ("" if e["indexed"] else "  (not indexed)"))
-        for message in data.get("warnings", []):
-            warn(message)
         history = data.get("history")
-        if history is not None:
+        if history is not None:  # the ranked answer to QUERY first, the full blame after it
             out("")
             out(f"History of the file ranked for {printable(query or '')!r} "
                 f"({history.get('file_history_commits', 0)} commits):")
@@ -167,3 +158,14 @@ def register(app: typer.Typer) -> None:
                 out(f"  {str(r['hash'])[:10]}  {date}  "
                     f"{printable(cut_text(str(r.get('title', '')), 200)[0])}  "
                     f"score {r.get('score', 0):.3f}{mark}")
+            out("")
+            out("Blame:")
+        for e in data["blame"]:
+            refs = (f"  [{', '.join(printable(r) for r in e['refs'][:3])}]"
+                    if e.get("refs") else "")
+            out(f"{e['hash'][:10]}  {e.get('date', '')[:10]}  "
+                f"{printable(cut_text(str(e.get('author', '')).split(' <')[0], 60)[0])}  "
+                f"{printable(cut_text(str(e.get('title', '')), 200)[0])}{refs}")
+            out(f"    lines {e['lines']}" + ("" if e["indexed"] else "  (not indexed)"))
+        for message in data.get("warnings", []):
+            warn(message)

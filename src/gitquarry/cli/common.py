@@ -70,12 +70,24 @@ class Command(TyperCommand):
         return _plain_usage(super().collect_usage_pieces(ctx))
 
 
+#: other names of commands (a seed's name beside ours): alias → the command it runs. Not
+#: listed as commands of their own; the command's help names its alias.
+COMMAND_ALIASES: dict[str, str] = {"rebuild-commit-index": "rebuild-index"}
+
+
 class Group(TyperGroup):
-    """A command group with the same help conventions as :class:`Command`."""
+    """A command group with the same help conventions as :class:`Command`; a name in
+    ``COMMAND_ALIASES`` runs the command it names."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.help = reflow_help(self.help)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in COMMAND_ALIASES:
+            return super().get_command(ctx, COMMAND_ALIASES[cmd_name])
+        return found
 
     def get_params(self, ctx: Any) -> list[Any]:
         return _plain_flags(super().get_params(ctx))

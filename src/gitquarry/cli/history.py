@@ -1,4 +1,5 @@
-"""CLI commands of the commit-history corpus: index, history, status, rebuild-index."""
+"""CLI commands of the commit-history corpus: index, history, status, rebuild-index (also
+run as seed 000's ``rebuild-commit-index``: ``cli.common.COMMAND_ALIASES``)."""
 
 from __future__ import annotations
 
@@ -144,7 +145,8 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
         as_json: JsonOption = False,
     ) -> None:
-        """Delete the index and build it again from Git (also the cure for a corrupt index)."""
+        """Delete the index and build it again from Git (also the cure for a corrupt index).
+        Also runs as `gitquarry rebuild-commit-index` (seed 000's name)."""
         workspace = open_workspace(path, label="PATH")
         with workspace.write_lock():
             for suffix in ("", "-wal", "-shm"):

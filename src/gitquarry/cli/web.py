@@ -47,15 +47,17 @@ def web_cmd(
         else:
             out("Stopped serving the web page." if stopped else "The web page was not served.")
         return
+    opens_on: str | None = None
     if path is not None:
         from gitquarry.cli.daemon import watch_workspace
 
         watched = watch_workspace(path)
+        opens_on = str(watched["workspace_ref"])  # the page opens on PATH's workspace
         note(f"Watching {printable(watched['name'])} ({watched['workspace_ref']}).")
     client, started = start_daemon()
     if started:
         note("Started the gitquarry daemon.")
-    result = client.call("web.start", port=port)
+    result = client.call("web.start", port=port, workspace=opens_on)
     if no_open:
         _print_link(result, started, as_json)
         return

@@ -9,6 +9,7 @@ corrupt, full, unreadable or read-only index) becomes its typed error the same w
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,3 +36,40 @@ def as_tool_error(
         f"internal_error: {type(exc).__name__}: {exc} (a gitquarry bug; the server log has "
         "the traceback)"
     )
+
+
+#: CLI flags of the repository-docs commands → the MCP parameters of the docs tools
+_DOCS_FLAGS = {
+    "--source-registration-generation": "source_registration_generation",
+    "--source-registration-id": "source_registration_id",
+    "--registration-id": "registration_id",
+    "--include-worktree": "include_worktree",
+    "--revision": "revision",
+    "--repo": "repo_id",
+    "--limit": "limit",
+    "--mode": "mode",
+}
+_DOCS_FLAG_RE = re.compile("|".join(re.escape(f) for f in _DOCS_FLAGS) + r"(?![\w-])")
+#: CLI commands a docs error suggests → the MCP tool that does the same
+_DOCS_COMMANDS = {
+    "gitquarry repo-docs sources": "repository_docs_sources",
+    "gitquarry repo-docs index": "repository_docs_index",
+    "gitquarry repo-docs search": "repository_docs_search",
+    "gitquarry repo-docs status": "repository_docs_status",
+}
+
+
+def docs_tool_message(exc: GitquarryError) -> str:
+    """A repository-docs error as the MCP docs tools say it: CLI flags named as the tools'
+    parameters (``--revision`` → ``revision``, ``--repo`` → ``repo_id``) and suggested
+    commands as the tool that does the same (``gitquarry repo-docs sources`` →
+    ``repository_docs_sources``). A command with no tool (``repo-docs register``/``rebind``,
+    run from a terminal) is left as it is, flags included."""
+    parts = str(exc).split("`")
+    for n, part in enumerate(parts):
+        if n % 2:  # inside backticks: a command
+            tool = next((t for c, t in _DOCS_COMMANDS.items() if part.startswith(c)), None)
+            parts[n] = tool if tool is not None else part
+        else:
+            parts[n] = _DOCS_FLAG_RE.sub(lambda m: _DOCS_FLAGS[m.group(0)], part)
+    return "`".join(parts)

@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from gitquarry.mcp.errors import as_tool_error
+from gitquarry.mcp.errors import as_tool_error, docs_tool_message
 
 #: the longest a single ``service_job_attach`` call waits, seconds
 MAX_ATTACH_WAIT_S = 60.0
@@ -109,7 +109,7 @@ def register(server: MCPServer) -> None:
                 source_registration_generation=source_registration_generation,
                 revision=revision, include_worktree=include_worktree, origin="mcp")
         except Exception as exc:  # typed, storage or a bug: mcp.errors says which
-            raise as_tool_error(exc) from exc
+            raise as_tool_error(exc, message=docs_tool_message) from exc
         return _result(result)
 
     server.add_tool(repository_docs_index, name="repository_docs_index", description=(

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.config import Config
-from gitquarry.mcp.errors import as_tool_error
+from gitquarry.mcp.errors import as_tool_error, docs_tool_message
 from gitquarry.repo_docs.answers import fit_hits, fit_plan, index_state
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
@@ -59,7 +59,7 @@ def _call(fn: Callable[[], dict[str, Any]]) -> CallToolResult:
     try:
         return _result(fn())
     except Exception as exc:  # typed, storage or a bug: mcp.errors says which
-        raise as_tool_error(exc) from exc
+        raise as_tool_error(exc, message=docs_tool_message) from exc
 
 
 def register(server: MCPServer, config: Config, registry: Registry | None = None

@@ -1,4 +1,10 @@
-"""Starting, finding and stopping the daemon from a client process (CLI, MCP server)."""
+"""Starting, finding and stopping the daemon from a client process (CLI, MCP server, web).
+
+Every surface that may start a daemon goes through ``start_daemon``: the one-per-user check
+is the lock in the state directory (``paths.running_daemon``), not the socket directory, so
+a client whose ``XDG_RUNTIME_DIR`` differs from the daemon's (or is missing, or unusable)
+talks to the socket the running daemon recorded, and one that cannot reach it gets
+``DaemonUnreachableError`` instead of a second daemon on the same job database."""
 
 from __future__ import annotations
 
@@ -8,7 +14,11 @@ import sys
 import time
 from typing import Any
 
-from gitquarry.errors import DaemonNotRunningError, DaemonUnavailableError
+from gitquarry.errors import (
+    DaemonNotRunningError,
+    DaemonUnavailableError,
+    DaemonUnreachableError,
+)
 from gitquarry.service import paths
 from gitquarry.service.ipc import Client
 
@@ -16,21 +26,18 @@ START_TIMEOUT_S = 20.0
 
 
 def daemon_lock_info() -> dict[str, Any] | None:
-    """The running daemon's lock record (pid, version, since), or None when none runs."""
-    from gitquarry.service.daemon import lock_held, read_lock_info
-
-    lock = paths.socket_dir() / paths.LOCK_NAME
-    if not lock_held(lock):
-        return None
-    return read_lock_info(lock)
+    """The running daemon's lock record (pid, version, since, socket), or None when none
+    runs (the lock in the state directory)."""
+    return paths.running_daemon()
 
 
 def connect(*, wait_for_socket_s: float = 0.0) -> Client:
     """A client for the running daemon, after one ``ping``.
 
-    When the daemon holds its lock but the socket is missing (removed under it), waits up to
-    ``wait_for_socket_s`` for it to re-create the socket.
+    When the daemon holds its lock but its socket cannot be reached (not bound yet, removed
+    under it), waits up to ``wait_for_socket_s`` for it.
     :raises DaemonNotRunningError: no daemon runs.
+    :raises DaemonUnreachableError: a daemon runs but its recorded socket cannot be reached.
     """
     client = Client()
     deadline = time.monotonic() + wait_for_socket_s
@@ -38,16 +45,28 @@ def connect(*, wait_for_socket_s: float = 0.0) -> Client:
         try:
             client.call("ping")
             return client
-        except DaemonNotRunningError:
-            if daemon_lock_info() is None or time.monotonic() >= deadline:
+        except (DaemonNotRunningError, DaemonUnavailableError) as exc:
+            if isinstance(exc, DaemonUnreachableError):
                 raise
+            info = daemon_lock_info()
+            if info is None:
+                if isinstance(exc, DaemonNotRunningError):
+                    raise
+                raise DaemonNotRunningError() from exc
+            if time.monotonic() >= deadline:
+                why = "nothing listens there" if isinstance(exc, DaemonNotRunningError) \
+                    else exc.reason
+                raise DaemonUnreachableError(int(info.get("pid") or 0),
+                                             str(info.get("socket") or ""), why) from exc
             time.sleep(0.1)
 
 
 def start_daemon(*, timeout_s: float = START_TIMEOUT_S) -> tuple[Client, bool]:
     """Connect to the daemon, starting one in the background if none runs.
 
-    Returns the client and whether this call started the daemon.
+    Returns the client and whether this call started the daemon. A daemon holding this
+    user's lock is never doubled: when it cannot be reached, the error says so.
+    :raises DaemonUnreachableError: a daemon runs but this process cannot reach it.
     :raises DaemonUnavailableError: it could not be started (says why).
     """
     try:
@@ -55,7 +74,6 @@ def start_daemon(*, timeout_s: float = START_TIMEOUT_S) -> tuple[Client, bool]:
     except DaemonNotRunningError:
         pass
     state = paths.ensure_private_dir(paths.state_dir())
-    paths.ensure_private_dir(paths.socket_dir())
     err_path = paths.private_file(state / "daemon.stderr")
     with open(err_path, "wb") as err:
         proc = subprocess.Popen(
@@ -66,8 +84,10 @@ def start_daemon(*, timeout_s: float = START_TIMEOUT_S) -> tuple[Client, bool]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
-            return connect(), True
-        except DaemonNotRunningError:
+            client = connect()
+            info = daemon_lock_info() or {}
+            return client, int(info.get("pid") or 0) == proc.pid
+        except (DaemonNotRunningError, DaemonUnreachableError):
             pass
         code = proc.poll()
         if code is not None:

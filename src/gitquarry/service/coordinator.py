@@ -238,6 +238,51 @@ class Coordinator:
                 ref, git_store_ref(repo), relative_name(workspace.root, repo.path), head
             )
 
+    def _indexed_from_index(self, ws: WatchedWorkspace,
+                            repos: list[Repository]) -> dict[str, dict[str, Any]]:
+        """What the workspace's index itself says about each repository, for the ones this
+        daemon has not indexed yet (an index built by ``gitquarry index`` before ``watch``,
+        or the watch job still queued): ``last_indexed_at`` (Unix s) and, when the
+        repository's HEAD is a ref tip the index holds, that commit. Read-only; {} when
+        there is no readable index."""
+        import sqlite3
+
+        from gitquarry.gitio.refs import head_commit
+
+        try:
+            db = self.load_workspace(ws.ref).db_path
+        except GitquarryError:
+            return {}
+        if not db.is_file():
+            return {}
+        rows: dict[str, tuple[int | None, set[str]]] = {}
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+            try:
+                for rid, common_dir, at in conn.execute(
+                        "SELECT id, common_dir, last_indexed_at FROM repositories"):
+                    tips = {t for (t,) in conn.execute(
+                        "SELECT tip FROM repo_refs WHERE repo_id = ?", (rid,))}
+                    rows[str(common_dir)] = (at, tips)
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for repo in repos:
+            found = rows.get(str(repo.common_dir))
+            if found is None or found[0] is None:
+                continue
+            try:
+                head = head_commit(repo.git_dir)
+            except GitquarryError:
+                head = None
+            out[git_store_ref(repo)] = {
+                "last_indexed_commit": head if head in found[1] else None,
+                "last_indexed_at": found[0],
+            }
+        return out
+
     # -- events ----------------------------------------------------------------------------
 
     def _on_event(self, ref: str, kind: str) -> None:
@@ -315,6 +360,8 @@ class Coordinator:
                 repos = list(self._repos.get(ws.ref) or [])
                 missing = self._missing.get(ws.ref)
             states = self.daemon.state.repo_states(ws.ref)
+            if any(git_store_ref(r) not in states for r in repos):
+                states = {**self._indexed_from_index(ws, repos), **states}
             queued = [
                 j.public_id for j in self.daemon.state.list_jobs(
                     statuses=("queued", "interrupted"), scope=ws.ref, limit=20)

@@ -1,8 +1,9 @@
 """The daemon process: one per user, holding the job store, the runner, the coordinator and
 the IPC server together.
 
-``Daemon().run()`` (``gitquarry daemon run``) takes the per-user lock (``daemon.lock``, an
-``flock`` held for the process's life; a second daemon reads the holder's pid from it and
+``Daemon().run()`` (``gitquarry daemon run``) takes the per-user lock (``daemon.lock`` in the
+state directory, an ``flock`` held for the process's life, recording the pid and the socket
+path; a second daemon, whatever its ``XDG_RUNTIME_DIR``, reads the holder's pid from it and
 refuses), opens the state, turns jobs left ``queued``/``running`` by a previous process into
 ``interrupted`` (or ``cancelled`` when their tombstone matches), binds the socket, starts the
 worker, the watcher and the reconcile loop, and serves until ``stop`` (SIGTERM, SIGINT or the
@@ -45,29 +46,34 @@ _CHECKPOINT_PRUNE_S = 3600.0
 
 
 class InstanceLock:
-    """The one-daemon-per-user lock in the socket directory."""
+    """The one-daemon-per-user lock in the state directory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._handle: IO[str] | None = None
 
-    def acquire(self) -> None:
-        """:raises DaemonAlreadyRunningError: another daemon holds it (names its pid)."""
+    def acquire(self, **info: Any) -> None:
+        """Take the lock and record ``{"pid", **info}`` in it.
+
+        :raises DaemonAlreadyRunningError: another daemon holds it (names its pid)."""
         handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held for life
         os.chmod(self.path, 0o600)
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            info = read_lock_info(self.path)
-            deadline = time.monotonic() + 1.0
-            while not info.get("pid") and time.monotonic() < deadline:  # just started
+        deadline = time.monotonic() + 1.0
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                # a daemon (which records its pid at once), one just starting, or a client
+                # probing the lock for a moment (``paths.lock_held``): look again briefly
+                holder = read_lock_info(self.path)
+                if _alive(int(holder.get("pid") or 0)) or time.monotonic() >= deadline:
+                    handle.close()
+                    raise DaemonAlreadyRunningError(int(holder.get("pid") or 0),
+                                                    str(holder.get("since") or "")) from None
                 time.sleep(0.02)
-                info = read_lock_info(self.path)
-            raise DaemonAlreadyRunningError(int(info.get("pid") or 0),
-                                            str(info.get("since") or "")) from None
         self._handle = handle
-        self.write({"pid": os.getpid()})
+        self.write({"pid": os.getpid(), **info})
 
     def write(self, info: dict[str, Any]) -> None:
         assert self._handle is not None
@@ -84,27 +90,21 @@ class InstanceLock:
             self._handle = None
 
 
-def read_lock_info(path: Path) -> dict[str, Any]:
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a record left by a killed daemon names a dead one)."""
+    if pid <= 0:
+        return False
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
-def lock_held(path: Path) -> bool:
-    """True while some process holds the daemon lock (never blocks)."""
-    try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError:
-        return False
-    with handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        return False
+read_lock_info = paths.read_lock_info
+lock_held = paths.lock_held
 
 
 class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
@@ -170,13 +170,14 @@ class Daemon:
         from gitquarry.service.ipc import IpcServer
         from gitquarry.service.runner import Runner
 
-        sock_dir = paths.ensure_private_dir(paths.socket_dir())
         state_dir = paths.ensure_private_dir(paths.state_dir())
+        lock = InstanceLock(state_dir / paths.LOCK_NAME)
+        sock_dir = paths.choose_socket_dir(state_dir)
+        sock_path = sock_dir / paths.SOCKET_NAME
+        lock.acquire(socket=str(sock_path))
         self.add_redaction(str(state_dir), "<state>")
-        self.add_redaction(str(sock_dir), "<runtime>")
-        paths.check_socket_path(sock_dir / paths.SOCKET_NAME)
-        lock = InstanceLock(sock_dir / paths.LOCK_NAME)
-        lock.acquire()
+        if sock_dir != state_dir:
+            self.add_redaction(str(sock_dir), "<runtime>")
         handler = self._setup_logging(state_dir)
         try:
             self.state = StateStore(state_dir / paths.STATE_DB_NAME)
@@ -186,9 +187,9 @@ class Daemon:
                 self.add_redaction(str(ws.path), f"<workspace {ws.name}>")
             self.runner = Runner(self)
             self.coordinator = Coordinator(self)
-            self.ipc = IpcServer(sock_dir / paths.SOCKET_NAME, self.handle)
+            self.ipc = IpcServer(sock_path, self.handle)
             self.ipc.bind()
-            lock.write({"pid": os.getpid(), "version": self.version,
+            lock.write({"pid": os.getpid(), "socket": str(sock_path), "version": self.version,
                         "since": datetime.fromtimestamp(self.started_at, UTC).isoformat(
                             timespec="seconds")})
             log.info("daemon %s started (pid %d); %d interrupted job(s) to resume, %d "
@@ -393,6 +394,9 @@ class Daemon:
         """Serve the web page (once; later calls reuse it) and mint a sign-in token.
 
         ``port``: 0 or absent = keep the running server, or any free port for a new one.
+        ``workspace``: a watched workspace (ref, name or path) the page opens on from now on
+        (``gitquarry web PATH``); absent = keep the current choice.
+        :raises InvalidArgumentError: ``workspace`` is not a watched workspace.
         :raises WebPortError: another port is asked while the page runs, or it is taken.
         :raises WebBindRefusedError: ``host`` is given and is not 127.0.0.1.
         """
@@ -402,6 +406,8 @@ class Daemon:
 
         port = args.get("port") or 0
         host = args.get("host", LOOPBACK)
+        workspace = args.get("workspace")
+        chosen = self.coordinator.resolve_ref(str(workspace)) if workspace else None
         check_bind(str(host), port if isinstance(port, int) else -1)
         with self._web_lock:
             started = False
@@ -413,6 +419,8 @@ class Daemon:
                 web.start()
                 self.web = web
                 started = True
+            if chosen is not None:
+                self.web.backend.default_workspace = chosen
             return {**self.web.login(), "started": started}
 
     def op_web_stop(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,8 @@ while indexing an overlay) makes the job ``superseded``.
 After each successful index, ``collect_garbage`` applies retention to that docs cache, per
 identity (git store, policy, chunk policy, namespace): at most 8 committed ready sets and
 none older than 30 days; overlays 24 h; non-ready terminal sets 7 days; then, while the
-vectors exceed the ceiling (512 MiB, ``GITQUARRY_REPO_DOC_VECTOR_BYTES``), the oldest sets
+vectors exceed the ceiling (512 MiB, ``GITQUARRY_REPO_DOC_VECTOR_BYTES``, or seed 002's
+``GITCODE_MCP_REPO_DOC_VECTOR_BYTES`` when ours is unset), the oldest sets
 first. Always kept: the newest ready set of each identity (of sets finished in the same
 second, the one created last), the set just built, and sets
 still building. Chunks, vectors and chunking records no kept set references are deleted;
@@ -44,11 +45,16 @@ NON_READY_AGE_S = 7 * 86_400
 CHECKPOINT_AGE_S = 7 * 86_400
 DEFAULT_VECTOR_BYTES = 512 * 1024 * 1024
 VECTOR_BYTES_ENV = "GITQUARRY_REPO_DOC_VECTOR_BYTES"
+#: seed 002's name for the same ceiling, read when ours is unset
+SEED_VECTOR_BYTES_ENV = "GITCODE_MCP_REPO_DOC_VECTOR_BYTES"
 
 
 def vector_byte_ceiling() -> int:
-    """``GITQUARRY_REPO_DOC_VECTOR_BYTES`` when a positive integer, else 512 MiB."""
-    raw = os.environ.get(VECTOR_BYTES_ENV, "").strip()
+    """The vector-byte ceiling: ``GITQUARRY_REPO_DOC_VECTOR_BYTES`` when set, else seed 002's
+    ``GITCODE_MCP_REPO_DOC_VECTOR_BYTES``; a positive integer, else 512 MiB."""
+    name = VECTOR_BYTES_ENV if os.environ.get(VECTOR_BYTES_ENV, "").strip() \
+        else SEED_VECTOR_BYTES_ENV
+    raw = os.environ.get(name, "").strip()
     return int(raw) if raw.isdigit() and int(raw) > 0 else DEFAULT_VECTOR_BYTES
 
 
@@ -274,9 +280,20 @@ def _prune_checkpoints(cache_dir: Path, db: Path, report: GcReport, now: float) 
 
 def submit_docs_job(daemon: Any, selector: dict[str, Any], *, revision: str | None,
                     include_worktree: bool, origin: str) -> Any:
-    """Resolve ``selector`` in the daemon's registry and submit (or coalesce) the job."""
+    """Resolve ``selector`` in the daemon's registry and submit (or coalesce) the job for
+    the exact commit ``revision`` names (every surface: CLI, MCP, web, reconcile).
+
+    :raises RepoDocsBoundaryBlockedError: the configured embedding provider is remote,
+        unknown or undeclared (seed 002: refused before a job is created).
+    :raises UnknownEmbeddingProviderError: no such provider.
+    :raises RepoDocsRegistrationError, RepoDocsStaleGenerationError: as the registry.
+    :raises RevisionNotFoundError: the revision names no commit.
+    """
+    from gitquarry.config import load_config
+    from gitquarry.repo_docs.indexer import check_index_boundary
     from gitquarry.repo_docs.registry import Registry, Selector
 
+    check_index_boundary(load_config(None))
     generation = selector.get("source_registration_generation")
     binding = Registry().resolve(Selector(
         selector.get("repo"), selector.get("registration_id"),
@@ -322,4 +339,5 @@ def reconcile_docs(daemon: Any) -> None:
 register_job_type(JobType(
     name=REPO_DOCS_INDEX, priority=30, run=run_repo_docs_index, done=docs_done,
     description="repository-docs revision set for one commit (then retention)",
+    distinct_targets=True,
 ), replace=True)

@@ -218,10 +218,18 @@ class Client:
     """
 
     def __init__(self, path: Path | None = None, *, timeout_s: float = 60.0) -> None:
-        from gitquarry.service.paths import socket_path
-
-        self.path = path or socket_path()
+        self._path = path
         self.timeout_s = timeout_s
+
+    @property
+    def path(self) -> Path:
+        """The socket: the one given, else the one the running daemon recorded in the state
+        directory (whatever this process's ``XDG_RUNTIME_DIR``), else this environment's."""
+        if self._path is not None:
+            return self._path
+        from gitquarry.service.paths import client_socket_path
+
+        return client_socket_path()
 
     def _connect(self) -> socket.socket:
         if not hasattr(socket, "AF_UNIX"):

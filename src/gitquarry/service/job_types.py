@@ -30,14 +30,17 @@ GRAPH_REINDEX = "graph_reindex"
 
 
 def relative_name(root: Path, path: Path | str) -> str:
-    """``path`` relative to ``root`` (``.`` for the root itself); the last component when
-    ``path`` lies elsewhere. Never absolute."""
+    """``path`` relative to ``root``; the root itself (a workspace that is one repository)
+    by its directory name, as a user calls it, not "."; the last component when ``path``
+    lies elsewhere. Never absolute."""
     p = Path(path)
     try:
         rel = p.relative_to(root).as_posix()
     except ValueError:
         return p.name or "."
-    return rel or "."
+    if rel in ("", "."):
+        return Path(root).name or "."
+    return rel
 
 
 def _digest(parts: list[str]) -> str:

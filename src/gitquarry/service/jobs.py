@@ -51,7 +51,12 @@ class JobType:
     is already done, so the request is dropped (``last``: the scope's last succeeded job of
     this type, or None). It must look at the state the work produces (the index), not only
     at ``last``: a target that names settings but not the data leaves new data unprocessed.
-    None: done when ``last`` has the same target."""
+    None: done when ``last`` has the same target.
+
+    ``distinct_targets``: jobs of one scope with different targets are different work (a
+    revision set per commit), so a request joins only an open job with the same target and
+    ``last`` is the last success with that target; otherwise a newer target replaces the
+    target of a queued job (the workspace's refs moved on)."""
 
     name: str
     priority: int
@@ -60,6 +65,7 @@ class JobType:
     target: Callable[[Daemon, str], str] | None = None
     description: str = ""
     done: Callable[[Daemon, str, str, Job | None], bool] | None = None
+    distinct_targets: bool = False
 
 
 _JOB_TYPES: dict[str, JobType] = {}

@@ -1,12 +1,17 @@
 """The job runner: submission with coalescing, the worker loop, retries, cancellation.
 
-Submission (``submit``) coalesces equivalent work on (type, scope, generation): a queued or
-interrupted job absorbs the new request (taking its newer target); a failed job awaiting its
-retry absorbs automatic requests (watcher, reconcile) and is run now by an explicit one; a
-running job with the same target absorbs it; an automatic request whose work key has a cancel
-tombstone, or whose work is already done (the job type's ``done`` test, which reads the
-index; by default: the target equals the last success's), is dropped. Otherwise a new job
-is queued.
+Submission (``submit``) coalesces equivalent work on (type, scope, generation), and on the
+target too for job types whose targets are distinct work (``distinct_targets``: a docs
+revision set per commit, so a request for HEAD never retargets a queued job for a tag; only
+an automatic request for the same moving revision name takes over a waiting automatic
+job, as reconcile's HEAD does when HEAD moved before the job ran): a
+queued or interrupted job absorbs the new request (taking its newer target); a failed job
+awaiting its retry absorbs automatic requests (watcher, reconcile) and is run now by an
+explicit one; a running job with the same target absorbs it; an automatic request whose work
+key has a cancel tombstone, whose exact work last failed with an error that is not retryable
+(a configuration error: it waits for its input, the commit or the settings, to change), or
+whose work is already done (the job type's ``done`` test, which reads the index; by
+default: the target equals the last success's), is dropped. Otherwise a new job is queued.
 
 One worker thread runs jobs one at a time, lowest priority value first, oldest first. A job
 that stops on writer contention goes back to ``queued`` (not a failure); a failure is retried
@@ -64,6 +69,20 @@ def classify(exc: BaseException) -> GitquarryError:
 def error_payload(err: GitquarryError, redact: Any) -> dict[str, Any]:
     retryable = bool(getattr(err, "retryable", err.exit_code != 2))
     return {"code": err.code, "message": redact(str(err)), "retryable": retryable}
+
+
+def _follows(job: Job, auto: bool, params: dict[str, Any]) -> bool:
+    """An automatic request for a moving revision (reconcile's ``HEAD``) may take over an
+    automatic job waiting for the same revision name: HEAD moved on before it ran. An
+    explicit request, or one for another revision, is other work."""
+    return (auto and job.origin in AUTO_ORIGINS and "revision" in params
+            and job.params.get("revision") == params.get("revision"))
+
+
+def _failed_for_good(job: Job | None) -> bool:
+    """The job failed with an error that is not retryable (no retry is scheduled)."""
+    return (job is not None and job.status == "failed" and job.not_before is None
+            and not (job.error or {}).get("retryable", True))
 
 
 class Runner:
@@ -131,7 +150,12 @@ class Runner:
         with self._submit_lock, self._cond:
             if auto and self.state.tombstoned(key):
                 return None
+            if auto and _failed_for_good(self.state.latest_for_key(key)):
+                return None  # a configuration failure waits for its input to change
             open_jobs = self.state.open_jobs(type_, scope, generation)
+            if jt.distinct_targets:
+                open_jobs = [j for j in open_jobs if j.target == target or (
+                    _follows(j, auto, params) and j.status != "running")]
             for job in open_jobs:
                 if job.status in ("queued", "interrupted"):
                     job.target, job.work_key = target, key
@@ -173,7 +197,8 @@ class Runner:
         """Whether the work ``target`` names is already done (the type's ``done`` test;
         default: the last success has the same target). A test that cannot read the state
         says not done: running the job is the safe side."""
-        last = self.state.last_succeeded(jt.name, scope, generation)
+        last = self.state.last_succeeded(jt.name, scope, generation,
+                                         target=target if jt.distinct_targets else None)
         if jt.done is None:
             return last is not None and last.target == target
         try:
@@ -318,7 +343,10 @@ class Runner:
             log.error("%s: could not record the outcome: %s", job.public_id, exc)
 
     def _supersede_older(self, done: Job) -> None:
+        distinct = job_type(done.type).distinct_targets
         for job in self.state.open_jobs(done.type, done.scope, done.generation):
+            if distinct and job.target != done.target:
+                continue  # other work (another commit's set), not an older try of this one
             if job.status == "failed" and job.id != done.id:
                 job.status, job.not_before = "superseded", None
                 job.finished_at = time.time()

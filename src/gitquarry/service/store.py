@@ -303,11 +303,17 @@ class StateStore:
         )
         return [_job(r) for r in rows]
 
-    def last_succeeded(self, type_: str, scope: str, generation: int) -> Job | None:
+    def last_succeeded(self, type_: str, scope: str, generation: int, *,
+                       target: str | None = None) -> Job | None:
+        """The newest succeeded job of this work (with this ``target`` when given)."""
+        where, args = "", [type_, scope, generation]
+        if target is not None:
+            where = " AND target = ?"
+            args.append(target)
         rows = self._read(
             "SELECT * FROM jobs WHERE type = ? AND scope = ? AND generation = ? AND "
-            "status = 'succeeded' ORDER BY finished_at DESC, id DESC LIMIT 1",
-            (type_, scope, generation),
+            f"status = 'succeeded'{where} ORDER BY finished_at DESC, id DESC LIMIT 1",
+            tuple(args),
         )
         return _job(rows[0]) if rows else None
 
@@ -403,6 +409,12 @@ class StateStore:
                 (job.id, job.type, job.scope, job.generation, job.target, job.work_key,
                  time.time()),
             )
+
+    def latest_for_key(self, work_key: str) -> Job | None:
+        """The newest job of exactly this work (type, scope, generation, target)."""
+        rows = self._read("SELECT * FROM jobs WHERE work_key = ? ORDER BY id DESC LIMIT 1",
+                          (work_key,))
+        return _job(rows[0]) if rows else None
 
     def tombstoned(self, work_key: str) -> bool:
         return bool(self._read("SELECT 1 FROM tombstones WHERE work_key = ? LIMIT 1",

@@ -81,10 +81,11 @@ class WebApp:
     def page(self, request: Request, template: str, http_status: int = 200,
              **context: Any) -> HTMLResponse:
         session: Session | None = request.scope.get("gq_session")
-        ws = request.query_params.get("ws") or ""
+        ws = request.query_params.get("ws") or self.backend.default_ref() or ""
         html = self.env.get_template(template).render(
             request=request, csrf=session.csrf if session else "", ws=ws,
             ws_query=("?" + urlencode({"ws": ws})) if ws else "",
+            ws_amp=("&" + urlencode({"ws": ws})) if ws else "",  # appended to a query
             workspaces=self._workspaces(), nav=template.split(".")[0], **context)
         return HTMLResponse(html, status_code=http_status)
 

@@ -44,6 +44,9 @@ class WebBackend:
         self._searchers: dict[str, tuple[tuple[str, ...], HistorySearcher, threading.Lock]] = {}
         self._docs: tuple[str, RepoDocsService] | None = None
         self._lock = threading.Lock()
+        #: the workspace a page without ``?ws=`` opens on: the one the last
+        #: ``gitquarry web PATH`` named (None: the first watched one)
+        self.default_workspace: str | None = None
 
     def close(self) -> None:
         with self._lock:
@@ -68,11 +71,19 @@ class WebBackend:
             raise NotFoundError("workspace", "the daemon watches no workspace yet: run "
                                 "`gitquarry daemon watch PATH` (or `gitquarry web PATH`)")
         if not ref:
-            return spaces[0]
+            chosen = self.default_ref()
+            return next((ws for ws in spaces if ws.ref == chosen), spaces[0])
         for ws in spaces:
             if ws.ref == ref:
                 return ws
         raise NotFoundError("workspace", f"{ref!r} is not a watched workspace")
+
+    def default_ref(self) -> str | None:
+        """The workspace ref a page without ``?ws=`` uses, when it is still watched."""
+        chosen = self.default_workspace
+        if chosen and any(ws.ref == chosen for ws in self.daemon.state.workspaces()):
+            return chosen
+        return None
 
     def workspace(self, ref: str | None) -> tuple[dict[str, Any], Workspace]:
         ws = self._watched(ref)

@@ -33,7 +33,7 @@ from gitquarry.errors import (
 )
 
 if TYPE_CHECKING:
-    from gitquarry.repo_docs.registry import Selector
+    from gitquarry.repo_docs.registry import Binding, Selector
     from gitquarry.web.backend import WebBackend
 
 PATH_PLACEHOLDER = "/path/to/checkout"
@@ -50,11 +50,22 @@ def register_handoff(repo: str = "owner/name") -> str:
                 PATH_PLACEHOLDER)
 
 
-def rebind_handoff(repo: str, registration_id: str, generation: int) -> str:
-    """The generation-checked rebind command for the current generation."""
+def rebind_handoff(repo: str, registration_id: str, generation: int,
+                   source_registration_id: str | None = None) -> str:
+    """The generation-checked rebind command for the current generation; it names the
+    source (``--source-registration-id``) when given, which a registration with more than
+    one source needs (the command refuses to guess)."""
+    source = ("--source-registration-id", source_registration_id) \
+        if source_registration_id else ()
     return _cmd("gitquarry", "repo-docs", "rebind", "--repo", repo, "--registration-id",
-                registration_id, "--source-registration-generation", str(generation),
+                registration_id, *source, "--source-registration-generation", str(generation),
                 "--repository-path", PATH_PLACEHOLDER)
+
+
+def _rebind_for(binding: Binding, generation: int) -> str:
+    several = len(binding.registration.sources) > 1
+    return rebind_handoff(binding.repo_id, binding.registration.registration_id, generation,
+                          binding.source.source_registration_id if several else None)
 
 
 def policy_fragment(policy: dict[str, Any]) -> str:
@@ -118,9 +129,7 @@ def snapshot(backend: WebBackend, selector: Selector) -> dict[str, Any]:
             "state": "stale_generation", "selector": current.selector(),
             "given_generation": stale.given, "current_generation": stale.current,
             "message": str(stale),
-            "handoffs": {"rebind": rebind_handoff(current.repo_id,
-                                                  current.registration.registration_id,
-                                                  stale.current)},
+            "handoffs": {"rebind": _rebind_for(current, stale.current)},
             "retention": retention(), "badges": ["stale_generation"],
         }
     public = binding.public()
@@ -141,8 +150,7 @@ def snapshot(backend: WebBackend, selector: Selector) -> dict[str, Any]:
         "jobs": jobs,
         "retention": {**retention(), "last_gc": _last_gc(backend, jobs)},
         "handoffs": {
-            "rebind": rebind_handoff(binding.repo_id, binding.registration.registration_id,
-                                     binding.source.generation),
+            "rebind": _rebind_for(binding, binding.source.generation),
             "index": _cmd("gitquarry", "repo-docs", "index", "--repo", binding.repo_id,
                           "--registration-id", binding.registration.registration_id,
                           "--source-registration-id", source_id,
