@@ -302,7 +302,9 @@ async def _refuse(send: Send, status: int, text: str) -> None:
 
 
 _SIGNED_IN = (b'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-              b'<meta http-equiv="refresh" content="0;url=/"><title>gitquarry: signed in'
+              b'<meta http-equiv="refresh" content="0;url=/">'
+              b'<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
+              b'<title>gitquarry: signed in'
               b'</title></head><body><p>Signed in. <a href="/">Continue to the gitquarry web '
               b'page</a>.</p></body></html>\n')
 
