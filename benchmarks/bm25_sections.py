@@ -35,7 +35,6 @@ sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
 from eval_docs import metrics, relevant  # noqa: E402
-
 from gitquarry.repo_docs.chunker import headings_for  # noqa: E402
 from gitquarry.repo_docs.plan import content_class  # noqa: E402
 from gitquarry.repo_docs.policy import BUILTIN_POLICY  # noqa: E402

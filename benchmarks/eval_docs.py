@@ -9,11 +9,12 @@ Usage::
 
 ``FILE`` is JSON Lines: ``{"query": "...", "path": "docs/x.rst", "line_start": 10,
 "line_end": 40}``. A hit is relevant when its citation is in that file and its line range
-overlaps the span (or one of the spans in the optional ``also`` list: further sections judged
-to answer the question too). Per query and mode: rank of the first relevant hit in the top 10 (None if
-absent). Recall@k (k = 3, 5, 10) = share of queries with a relevant hit in the top k;
-MRR@10 = mean of 1/rank. The repository is registered in a private, temporary registry and indexed (its cache
-goes to a temporary directory, never into the repository). Prints one JSON object.
+overlaps the span (or one of the spans in the optional ``also`` list: further sections
+judged to answer the question too). Per query and mode: rank of the first relevant hit in
+the top 10 (None if absent). Recall@k (k = 3, 5, 10) = share of queries with a relevant hit
+in the top k; MRR@10 = mean of 1/rank. The repository is registered in a private, temporary
+registry and indexed (its cache goes to a temporary directory unless ``--cache-dir``, never
+into the repository). Prints one JSON object.
 """
 
 from __future__ import annotations

@@ -15,8 +15,10 @@
 Every hit is hydrated and digest-checked (``gitquarry.repo_docs.hydrate``) before it is
 returned; hits that fail are dropped with a warning and the next candidates fill the list.
 The verified candidates then go through the shared result pipeline (``retrieval.pipeline``:
-threshold, n-gram and embedding dedup, at most ``max_chunks_per_doc`` chunks per file, MMR,
-rerank), configured by ``[search]``.
+threshold, n-gram and embedding dedup, at most ``max_chunks_per_doc`` chunks per heading
+section (the docs corpus's "document": a per-file cap hid the answer of long reference pages,
+whose third-best section is often the one asked for), MMR, rerank), configured by
+``[search]``.
 ``score`` is the fused RRF score normalised to [0, 1] (a single list for fulltext);
 ``lexical_score`` is ``-bm25`` (higher is better), ``semantic_score`` the cosine similarity.
 """
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.repo_docs.hydrate import Hydrator
-from gitquarry.repo_docs.lexical import LexicalIndex, Row
+from gitquarry.repo_docs.lexical import LexicalIndex, Row, section_key
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
@@ -95,8 +97,9 @@ def rank(
 
     The fused ranking goes through the shared result pipeline (``retrieval.pipeline``;
     ``pipeline`` None: its defaults): candidates are hydrated and digest-checked one by one,
-    in rank order, only as far as the pipeline reads; a chunk is one candidate, its file the
-    document (``max_chunks_per_doc``), its text the verified slice, its vector the set's.
+    in rank order, only as far as the pipeline reads; a chunk is one candidate, its heading
+    section the document (``max_chunks_per_doc``), its text the verified slice, its vector
+    the set's.
     With ``explain`` each hit carries ``pipeline`` (what the steps did to it).
     """
     settings = pipeline if pipeline is not None else PipelineSettings()
@@ -140,7 +143,7 @@ def rank(
                 semantic is not None and chunk in vector_of) else None
             yield Candidate(
                 key=chunk, score=normalise_rrf(fused_score, used_weights, k=rrf_k),
-                text=text, vector=vector, doc=row.path, data=(row, verified, data),
+                text=text, vector=vector, doc=section_key(row), data=(row, verified, data),
             )
 
     outcome = run_pipeline(candidates(), settings, top_n=limit, query=query,
