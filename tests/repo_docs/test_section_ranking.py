@@ -75,3 +75,24 @@ def test_title_field_lifts_every_chunk_of_the_named_page(
     })
     hits = _hits(service, repo, "prompts ask yes or no")
     assert hits[0]["path"] == "docs/input.md"
+
+
+def test_hybrid_fuses_by_section_when_the_lists_cite_different_chunks() -> None:
+    from gitquarry.repo_docs.lexical import Row
+    from gitquarry.repo_docs.search import fuse_sections
+    from gitquarry.retrieval.fusion import rrf_fuse
+
+    def row(cid: str, heading: str) -> Row:
+        return Row(cid, "docs/a.md", 0, "b" * 40, "git", "markdown", 0, 1, 1, 1, "d",
+                   ("A", heading))
+
+    rows = {"a1": row("a1", "Setup"), "a2": row("a2", "Setup"), "b1": row("b1", "Other")}
+    # BM25's best chunk of "Setup" is a2, the vectors' best is a1; b1 is second in both
+    rankings = [["a2", "b1"], ["a1", "b1"]]
+    chunk_level = rrf_fuse(rankings, [1.0, 1.0], k=20)
+    assert chunk_level[0][0] == "b1"  # chunk by chunk, the section's votes were split
+    out = fuse_sections(chunk_level, rankings, [1.0, 1.0], 20, rows)
+    assert [c for c, _s in out] == ["a2", "b1", "a1"]
+    scores = [s for _c, s in out]
+    assert scores == sorted(scores, reverse=True)
+    assert sorted(c for c, _s in out) == sorted(c for c, _s in chunk_level)

@@ -7,10 +7,11 @@
   model, no provider and no vectors.
 - **hybrid** (default): the same BM25 list and exact cosine top-k over the set's vectors
   (``gitquarry.retrieval.vectors``), fused with RRF (``gitquarry.retrieval.fusion``, the
-  history corpus's code) — only when the set for the configured embedding namespace is
-  ``ready`` or ``partial`` (then only embedded chunks take part, with a
-  ``partial_revision_set`` warning). Otherwise full-text ranking is used and a typed warning
-  says why (``revision_set_missing``, ``namespace_mismatch``, ``embedding_provider_unavailable``).
+  history corpus's code) by heading section (``fuse_sections``) — only when the set for
+  the configured embedding namespace is ``ready`` or ``partial`` (then only embedded chunks
+  take part, with a ``partial_revision_set`` warning). Otherwise full-text ranking is used
+  and a typed warning says why (``revision_set_missing``, ``namespace_mismatch``,
+  ``embedding_provider_unavailable``).
 
 Every hit is hydrated and digest-checked (``gitquarry.repo_docs.hydrate``) before it is
 returned; hits that fail are dropped with a warning and the next candidates fill the list.
@@ -75,6 +76,34 @@ def _bounded(text: str) -> str:
     return text if len(text) <= MAX_HEADING_CHARS else text[: MAX_HEADING_CHARS - 1] + "…"
 
 
+def fuse_sections(fused: list[tuple[str, float]], rankings: list[list[str]],
+                  weights: list[float], rrf_k: int,
+                  rows: dict[str, Row]) -> list[tuple[str, float]]:
+    """Hybrid ordering by heading section. ``fused`` is the chunk-level RRF of ``rankings``
+    (chunk ids, best first). The same RRF (``retrieval.fusion.rrf_fuse``, same weights and
+    k) is run over the rankings with each chunk replaced by its section (first occurrence
+    kept), so a section whose best BM25 chunk and best cosine chunk differ still gets both
+    votes; each section is placed by that score and stands for its best chunk by the
+    chunk-level score. The sections' other chunks follow in chunk-level order, their score
+    capped by the one above (scores never increase down the list). Returns (chunk id,
+    score), every chunk of ``fused`` once."""
+    section_lists = [list(dict.fromkeys(section_key(rows[c]) for c in r)) for r in rankings]
+    best: dict[object, str] = {}
+    for chunk, _score in fused:
+        best.setdefault(section_key(rows[chunk]), chunk)
+    out: list[tuple[str, float]] = []
+    used: set[str] = set()
+    for section, score in rrf_fuse(section_lists, weights, k=rrf_k):
+        out.append((best[section], score))
+        used.add(best[section])
+    floor = out[-1][1] if out else 0.0
+    for chunk, score in fused:
+        if chunk not in used:
+            floor = min(floor, score)
+            out.append((chunk, floor))
+    return out
+
+
 def rank(
     index: LexicalIndex,
     query: str,
@@ -130,6 +159,8 @@ def rank(
         if settings.dedup_enabled or settings.mmr_enabled:
             vector_of = {chunk: i for i, chunk in enumerate(semantic.chunk_ids)}
     fused = rrf_fuse(rankings, used_weights, k=rrf_k)
+    if len(rankings) > 1:
+        fused = fuse_sections(fused, rankings, used_weights, rrf_k, rows_by_chunk)
 
     def candidates() -> Iterator[Candidate[str]]:
         for chunk, fused_score in fused:
