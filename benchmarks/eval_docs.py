@@ -5,13 +5,16 @@ Usage::
 
     python benchmarks/eval_docs.py --repo PATH --queries benchmarks/relevance/docs_queries.jsonl
         [--provider minilm-onnx|fake|none] [--modes fulltext,hybrid] [--out FILE] [--verbose]
+        [--set search.max_chunks_per_doc=3 ...] [--cache-dir DIR]
 
 ``FILE`` is JSON Lines: ``{"query": "...", "path": "docs/x.rst", "line_start": 10,
 "line_end": 40}``. A hit is relevant when its citation is in that file and its line range
-overlaps the span. Per query and mode: rank of the first relevant hit in the top 10 (None if
-absent). Recall@k = share of queries with a relevant hit in the top k; MRR@10 = mean of
-1/rank. The repository is registered in a private, temporary registry and indexed (its cache
-goes to a temporary directory, never into the repository). Prints one JSON object.
+overlaps the span (or one of the spans in the optional ``also`` list: further sections
+judged to answer the question too). Per query and mode: rank of the first relevant hit in
+the top 10 (None if absent). Recall@k (k = 3, 5, 10) = share of queries with a relevant hit
+in the top k; MRR@10 = mean of 1/rank. The repository is registered in a private, temporary
+registry and indexed (its cache goes to a temporary directory unless ``--cache-dir``, never
+into the repository). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -34,17 +37,52 @@ from gitquarry.repo_docs.service import RepoDocsService  # noqa: E402
 
 
 def relevant(hit: dict[str, Any], q: dict[str, Any]) -> bool:
+    """Whether ``hit``'s citation is in the judged file and overlaps the judged span, or one
+    of the further spans judged relevant (``also``: a list of ``{path, line_start,
+    line_end}``)."""
     c = hit["citation"]
-    return bool(c["path"] == q["path"] and c["line_start"] <= q["line_end"]
-                and c["line_end"] >= q["line_start"])
+    return any(c["path"] == s["path"] and c["line_start"] <= s["line_end"]
+               and c["line_end"] >= s["line_start"] for s in [q, *q.get("also", ())])
+
+
+def metrics(ranks: list[int | None]) -> dict[str, float]:
+    """Recall@3/5/10 (share of queries with a relevant hit at rank <= k) and MRR@10 (mean
+    of 1/rank, 0 when none in the top 10), rounded to 3 places."""
+    n = len(ranks) or 1
+    return {
+        "recall@3": round(sum(1 for k in ranks if k and k <= 3) / n, 3),
+        "recall@5": round(sum(1 for k in ranks if k and k <= 5) / n, 3),
+        "recall@10": round(sum(1 for k in ranks if k and k <= 10) / n, 3),
+        "mrr@10": round(sum(1 / k for k in ranks if k and k <= 10) / n, 3),
+    }
+
+
+def apply_settings(config: Config, settings: list[str]) -> None:
+    """``section.key=value`` overrides (``search.max_chunks_per_doc=3``), typed like the
+    current value."""
+    for item in settings:
+        key, _, raw = item.partition("=")
+        section, _, name = key.partition(".")
+        target = getattr(config, section)
+        current = getattr(target, name)
+        value: Any = raw
+        if isinstance(current, bool):
+            value = raw.lower() in ("1", "true", "yes")
+        elif isinstance(current, int):
+            value = int(raw)
+        elif isinstance(current, float):
+            value = float(raw)
+        setattr(target, name, value)
 
 
 def evaluate(repo: Path, queries: list[dict[str, Any]], *, provider: str, modes: list[str],
-             verbose: bool = False) -> dict[str, Any]:
+             verbose: bool = False, settings: list[str] | None = None,
+             cache_dir: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         config = Config()
         config.embedding.provider = provider
-        config.indexing.index_dir = str(Path(tmp) / "cache")
+        config.indexing.index_dir = str(cache_dir or Path(tmp) / "cache")
+        apply_settings(config, settings or [])
         if provider == "fake":
             from gitquarry.embedding.fake import fake_provider_registered
 
@@ -75,12 +113,7 @@ def evaluate(repo: Path, queries: list[dict[str, Any]], *, provider: str, modes:
                         print(f"{mode:8} {rank!s:>4}  {q['query']}  {top}", file=sys.stderr)
                     if mode == "hybrid":
                         out.setdefault("effective_modes", set()).add(r["effective_mode"])
-                n = len(ranks)
-                out["modes"][mode] = {
-                    "recall@5": round(sum(1 for k in ranks if k and k <= 5) / n, 3),
-                    "recall@10": round(sum(1 for k in ranks if k) / n, 3),
-                    "mrr@10": round(sum(1 / k for k in ranks if k) / n, 3),
-                }
+                out["modes"][mode] = {**metrics(ranks), "ranks": ranks}
             if "effective_modes" in out:
                 out["effective_modes"] = sorted(out["effective_modes"])
             return out
@@ -96,11 +129,17 @@ def main() -> None:
     parser.add_argument("--modes", default="fulltext,hybrid")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a config override, e.g. search.max_chunks_per_doc=3")
+    parser.add_argument("--cache-dir", type=Path,
+                        help="keep the docs cache here between runs (vectors are reused when "
+                             "the chunks are the same); default: a temporary directory")
     args = parser.parse_args()
     queries = [json.loads(line) for line in args.queries.read_text().splitlines() if line]
     os.environ.setdefault("GITQUARRY_LOG", "error")
     result = evaluate(args.repo.resolve(), queries, provider=args.provider,
-                      modes=args.modes.split(","), verbose=args.verbose)
+                      modes=args.modes.split(","), verbose=args.verbose,
+                      settings=args.set, cache_dir=args.cache_dir)
     result["load"] = os.getloadavg()[0]
     text = json.dumps(result, indent=2)
     print(text)

@@ -121,7 +121,8 @@ class SearchConfig:
     collapse_copies: bool = True
     #: results scoring below this (score in [0, 1]) are removed
     min_confidence: float = 0.0
-    #: results per document (repository docs: chunks per file; a commit is one document)
+    #: results per document (repository docs: chunks per heading section; a commit is one
+    #: document)
     max_chunks_per_doc: int = 2
     #: remove results whose vectors have cosine similarity >= dedup_threshold to a kept one
     dedup_enabled: bool = False

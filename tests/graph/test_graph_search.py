@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gitquarry.config import GraphConfig
 from gitquarry.errors import InvalidArgumentError
 from gitquarry.graph import (
     has_fts5,
@@ -275,11 +276,16 @@ def test_search_nodes_uses_like_when_index_empty(indexed: Store) -> None:
 
 
 def test_fts5_sql_verbatim() -> None:
+    # issue 22 (lever 5): ordered by name tier first, then BM25 (was: ORDER BY rank, ref_id)
     assert fts5_sql(with_kind=False) == (
         "SELECT ref_id, kind, summary,"
         " snippet(search_index, 3, char(2), char(3), '...', 32) AS snippet,"
         " highlight(search_index, 2, char(2), char(3)) AS summary_hl,"
-        " rank FROM search_index WHERE search_index MATCH ? ORDER BY rank, ref_id LIMIT ?"
+        " bm25(search_index, 1, 0, 1, 1) AS score,"
+        " CASE WHEN rowid IN (SELECT rowid FROM search_index WHERE search_index MATCH ?)"
+        " THEN 0 WHEN rowid IN (SELECT rowid FROM search_index WHERE search_index MATCH ?)"
+        " THEN 1 ELSE 2 END AS tier"
+        " FROM search_index WHERE search_index MATCH ? ORDER BY tier, score, ref_id LIMIT ?"
     )
     assert " WHERE search_index MATCH ? AND kind = ? ORDER BY" in fts5_sql(with_kind=True)
 
@@ -301,3 +307,51 @@ def _config():
     from gitquarry.config import GraphConfig
 
     return GraphConfig()
+
+
+# --- issue 22, lever 5: a node whose id or summary names the query comes first ---------------
+
+NAMED_GRAPH = """\
+nodes:
+  - ref_id: context-oracle
+    kind: domain
+    summary: Bundle building by graph traversal
+    docs: [docs/oracle.md]
+  - ref_id: context-builder
+    kind: component
+    summary: Builds bundles for the context oracle
+    docs: [docs/builder.md]
+  - ref_id: overview
+    kind: service
+    summary: The whole product
+    docs: [docs/overview.md]
+"""
+NAMED_DOCS = {
+    "docs/oracle.md": "# Oracle\n\nWalks the graph.\n",
+    "docs/builder.md": "# Builder\n\nThe context oracle asks the context oracle builder; "
+                       "context oracle, context oracle, context oracle.\n",
+    "docs/overview.md": "# Overview\n\n" + "The context oracle answers. " * 30 + "\n",
+}
+
+
+def test_node_named_by_the_query_ranks_first(make_project, store: Store,
+                                             config: GraphConfig) -> None:
+    reindex_graph(store, make_project(NAMED_GRAPH, NAMED_DOCS), config)
+    results = search_fts5(store.conn, "context oracle")
+    # id names the query, then the summary does, then a node whose docs only mention it
+    assert refs(results) == ["context-oracle", "context-builder", "overview"]
+    ranks = [r.rank for r in results]
+    assert ranks == sorted(ranks)  # ranks never decrease down the list
+    # BM25 alone put the documents' mentions first (the previous ordering)
+    plain = [ref for (ref,) in store.conn.execute(
+        "SELECT ref_id FROM search_index WHERE search_index MATCH ? ORDER BY rank",
+        (fts5_match_expression("context oracle"),))]
+    assert plain[0] != "context-oracle"
+
+
+def test_name_tiers_respect_kind_filter_and_limit(make_project, store: Store,
+                                                  config: GraphConfig) -> None:
+    reindex_graph(store, make_project(NAMED_GRAPH, NAMED_DOCS), config)
+    assert refs(search_fts5(store.conn, "context oracle", kind="component")) == [
+        "context-builder"]
+    assert refs(search_fts5(store.conn, "context oracle", limit=1)) == ["context-oracle"]

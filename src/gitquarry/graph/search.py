@@ -27,6 +27,8 @@ SNIPPET_MAX_CHARS = 300
 #: characters of context kept before the first match when a snippet is clipped.
 _SNIPPET_LEAD = 60
 LIKE_ESCAPE = "\\"
+#: ``bm25`` column weights: ref_id, kind (not indexed), summary, content (linked docs)
+BM25_WEIGHTS = (1.0, 0.0, 1.0, 1.0)
 
 
 def check_limit(limit: int) -> int:
@@ -116,21 +118,29 @@ def _clean(text: str) -> str:
 
 
 def fts5_sql(*, with_kind: bool) -> str:
-    """The FTS5 search statement. Parameters: match expression, [kind], limit.
+    """The FTS5 search statement. Parameters: the match expression restricted to ``ref_id``,
+    the one restricted to ``ref_id`` and ``summary``, the match expression, [kind], limit.
 
     Columns: ref_id, kind, summary, snippet (content, internal markers), summary_hl (summary
-    with internal markers), rank. Ordered by BM25 rank, ties by ref_id.
+    with internal markers), score (``bm25`` with ``BM25_WEIGHTS``), tier (0: every query word
+    is in the node's id; 1: every word is in its id or summary; 2: the words need the node's
+    docs). Ordered by tier, then BM25, ties by ref_id: a node whose id or summary names the
+    query ranks above nodes whose linked documents only mention it.
     """
     kind_clause = " AND kind = ?" if with_kind else ""
+    weights = ", ".join(f"{w:g}" for w in BM25_WEIGHTS)
     return (
         "SELECT ref_id, kind, summary,"
         f" snippet(search_index, 3, char(2), char(3), '{SNIPPET_ELLIPSIS}', {SNIPPET_TOKENS})"
         " AS snippet,"
         " highlight(search_index, 2, char(2), char(3)) AS summary_hl,"
-        " rank"
+        f" bm25(search_index, {weights}) AS score,"
+        " CASE WHEN rowid IN (SELECT rowid FROM search_index WHERE search_index MATCH ?)"
+        " THEN 0 WHEN rowid IN (SELECT rowid FROM search_index WHERE search_index MATCH ?)"
+        " THEN 1 ELSE 2 END AS tier"
         " FROM search_index"
         f" WHERE search_index MATCH ?{kind_clause}"
-        " ORDER BY rank, ref_id"
+        " ORDER BY tier, score, ref_id"
         " LIMIT ?"
     )
 
@@ -189,7 +199,11 @@ def clip_snippet(text: str, max_chars: int = SNIPPET_MAX_CHARS) -> str:
 def search_fts5(
     conn: sqlite3.Connection, query: str, *, kind: str | None = None, limit: int = 10
 ) -> list[SearchResult]:
-    """FTS5 search of ``search_index``: at most ``limit`` nodes, best (lowest BM25) first.
+    """FTS5 search of ``search_index``: at most ``limit`` nodes, best first: nodes whose id
+    holds every query word, then nodes whose id or summary does, then the rest, each group by
+    BM25 (``fts5_sql``). ``rank`` is the node's BM25 score (lower is better), raised to the
+    rank above it where a name match was placed ahead of a node that scores better, so ranks
+    never decrease down the list.
 
     Every word of ``query`` must match (in ref_id, summary or content; ``kind`` is not
     searched). ``kind`` filters by exact kind; an unknown kind gives []. An empty query, or one
@@ -206,14 +220,18 @@ def search_fts5(
     expression = fts5_match_expression(query)
     if not expression:
         return []
-    params: list[object] = [expression]
+    params: list[object] = [f"{{ref_id}} : ({expression})",
+                            f"{{ref_id summary}} : ({expression})", expression]
     if kind is not None:
         params.append(kind)
     params.append(limit)
     results: list[SearchResult] = []
-    for ref_id, node_kind, summary, snippet, summary_hl, rank in conn.execute(
+    floor = float("-inf")
+    for ref_id, node_kind, summary, snippet, summary_hl, score, _tier in conn.execute(
         fts5_sql(with_kind=kind is not None), params
     ):
+        # a node placed below a name match keeps a rank no better than the one above it
+        rank = floor = max(float(score), floor)
         if _OPEN in (snippet or ""):
             text = snippet
         elif _OPEN in (summary_hl or ""):
@@ -226,7 +244,7 @@ def search_fts5(
                 kind=node_kind,
                 summary=summary,
                 snippet=clip_snippet(" ".join(text.split())),
-                rank=float(rank),
+                rank=rank,
             )
         )
     return results

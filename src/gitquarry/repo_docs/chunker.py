@@ -21,7 +21,7 @@ renamed or re-committed identical file has the same chunk ids.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitquarry.parsing.markdown import Heading, title_from_line
@@ -119,9 +119,23 @@ def heading_path_from_lines(data: bytes, lines: Sequence[int]) -> tuple[str, ...
     """The heading path re-read from the blob: the titles on ``lines`` (1-based)."""
     if not lines:
         return ()
-    text_lines = data.decode("utf-8", "replace").split("\n")
-    return tuple(title_from_line(text_lines[n - 1].rstrip("\r"))
-                 for n in lines if 0 < n <= len(text_lines))
+    return heading_path_reader(data)(lines)
+
+
+def heading_path_reader(data: bytes) -> Callable[[Sequence[int]], tuple[str, ...]]:
+    """``heading_path_from_lines`` for many chunks of one blob: the blob is decoded and split
+    once, on the first call that needs it."""
+    text_lines: list[str] = []
+
+    def read(lines: Sequence[int]) -> tuple[str, ...]:
+        if not lines:
+            return ()
+        if not text_lines:
+            text_lines.extend(data.decode("utf-8", "replace").split("\n"))
+        return tuple(title_from_line(text_lines[n - 1].rstrip("\r"))
+                     for n in lines if 0 < n <= len(text_lines))
+
+    return read
 
 
 def _blank(line: str) -> bool:

@@ -1,16 +1,22 @@
-"""Full-text (BM25) ranking over the exact blobs of one revision: an in-memory FTS5 table.
+"""Full-text (BM25) ranking over the exact blobs of one revision: in-memory FTS5 tables.
 
-The table is filled from Git (one ``cat-file --batch`` stream) and lives only in memory: it is
-never written to disk. Rows are chunks: ``path`` and ``body`` (the chunk's text, headings
-included), both through the project's one tokenisation step (``retrieval.tokenize.index_text``:
-camelCase parts, CJK one token per character, ``v``-versions), ranked with ``bm25`` weights
-2 / 1. The table is built the same way from stored locators or from chunks computed on the
-spot, so the ranking does not depend on whether a revision set exists. A long-lived process (the MCP
-server) keeps built tables in a :class:`LexicalCache`, keyed by revision (git store, commit,
-policy hash, chunk policy, overlay digest) and bounded by the bytes of text they hold (least
-recently used first out). Query text reaches ``MATCH`` only through
-``gitquarry.retrieval.fts`` (the project's one escaping function): every word AND-ed first,
-then OR-ed to fill the list.
+The tables are filled from Git (one ``cat-file --batch`` stream) and live only in memory:
+they are never written to disk. ``docs`` has one row per chunk, ``sections`` one row per
+heading section (the text of its chunks together); both have the columns ``path``,
+``title`` (the document's first heading), ``heading`` (the chunk's heading path without the
+title) and ``body`` (the text, headings included), all through the project's one
+tokenisation step (``retrieval.tokenize.index_text``: camelCase parts, CJK one token per
+character, ``v``-versions), ranked with ``bm25`` column weights ``WEIGHTS``. A query ranks
+chunks and sections, and the two rankings are fused (a section stands for its best chunk,
+which is what is cited): a long page's intro chunk no longer outranks the subsection whose
+heading and text answer, and a short section is scored as the section it is. The tables are
+built the same way from stored locators or from chunks computed on the spot, so the ranking
+does not depend on whether a revision set exists. A long-lived process (the MCP server) keeps
+built tables in a :class:`LexicalCache`, keyed by revision (git store, commit, policy hash,
+chunk policy, overlay digest) and bounded by the bytes of text they hold (least recently used
+first out). Query text reaches ``MATCH`` only through ``gitquarry.retrieval.fts`` (the
+project's one escaping function): every word, OR-ed (measured on the click and flask docs
+sets, an AND pass first ranked worse: benchmarks/results/docs-quality-*.json).
 """
 
 from __future__ import annotations
@@ -24,8 +30,13 @@ from dataclasses import dataclass
 from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, index_text
 
-#: BM25 column weights: path, body
-WEIGHTS = (2.0, 1.0)
+#: BM25 column weights of both tables: path, document title, heading path, body
+WEIGHTS = (1.0, 2.0, 3.0, 1.0)
+#: RRF constant fusing the chunk ranking with the section ranking
+SECTION_RRF_K = 10
+#: chunks read from the chunk ranking before fusion (at least the caller's limit)
+CHUNK_CANDIDATES = 400
+_COLUMNS = "path, title, heading, body"
 
 
 @dataclass(frozen=True)
@@ -48,65 +59,126 @@ class Row:
     heading_lines: tuple[int, ...] = ()
 
 
-class LexicalIndex:
-    """An in-memory FTS5 table over one revision's chunks. Thread-safe (one query at a time).
+def section_key(row: Row) -> tuple[str, str, tuple[str, ...]]:
+    """The section a chunk belongs to: (authority, path, heading path). The chunks of one
+    section are consecutive in their document (a section over the size bound is cut into
+    several chunks; a tiny section merged into the next is cited, and keyed, as its own)."""
+    return (row.authority, row.path, row.heading_path)
 
-    ``nbytes`` is the UTF-8 size of the text it holds (what the cache bound counts).
+
+class LexicalIndex:
+    """Two in-memory FTS5 tables over one revision's chunks: ``docs`` (one row per chunk) and
+    ``sections`` (one row per heading section: its chunks' text together). Thread-safe (one
+    query at a time).
+
+    ``nbytes`` is the UTF-8 size of the text it holds (what the cache bound counts): each
+    chunk's text is held twice, once in each table.
     """
 
     def __init__(self) -> None:
         self.conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self.conn.execute(
-            f"CREATE VIRTUAL TABLE docs USING fts5(path, body, tokenize='{FTS5_TOKENIZE}')"
-        )
+        for table in ("docs", "sections"):
+            self.conn.execute(
+                f"CREATE VIRTUAL TABLE {table} USING fts5({_COLUMNS}, "
+                f"tokenize='{FTS5_TOKENIZE}')"
+            )
         self.rows: list[Row] = []
+        #: per section (``sections`` rowid - 1): the indexes into ``rows`` of its chunks
+        self.sections: list[list[int]] = []
         self.nbytes = 0
         self._lock = threading.Lock()
 
     def add(self, items: Iterable[tuple[Row, str]]) -> None:
-        """Add ``(row, chunk text)`` pairs."""
-        batch: list[tuple[int, str, str]] = []
+        """Add ``(row, chunk text)`` pairs: each document's chunks together and in document
+        order, ``row.heading_path`` filled (the title and heading fields come from it)."""
+        pending: list[tuple[Row, str]] = []
+        for row, text in items:
+            if pending and (pending[-1][0].authority, pending[-1][0].path) != (
+                    row.authority, row.path):
+                self._add_document(pending)
+                pending = []
+            pending.append((row, text))
+        if pending:
+            self._add_document(pending)
+
+    def _add_document(self, items: list[tuple[Row, str]]) -> None:
+        """One document's chunks: the title is its first heading (empty when it has none);
+        a chunk's heading field is its heading path without that title."""
+        title = next((r.heading_path[0] for r, _t in items if r.heading_path), "")
+        indexed_title = index_text(title)
+        indexed_path = index_text(items[0][0].path)
+
+        def heading(path: tuple[str, ...]) -> str:
+            return index_text(" ".join(path[1:] if path[:1] == (title,) else path))
+
+        chunks: list[tuple[int, str, str, str, str]] = []
+        groups: list[tuple[Row, list[int], list[str]]] = []
         for row, text in items:
             self.rows.append(row)
+            n = len(self.rows) - 1
             indexed = index_text(text)
-            self.nbytes += len(indexed.encode("utf-8", "replace")) + len(row.path)
-            batch.append((len(self.rows), index_text(row.path), indexed))
-            if len(batch) >= 500:
-                self._insert(batch)
-        self._insert(batch)
+            self.nbytes += 2 * len(indexed.encode("utf-8", "replace")) + len(row.path)
+            chunks.append((n + 1, indexed_path, indexed_title, heading(row.heading_path),
+                           indexed))
+            if groups and section_key(groups[-1][0]) == section_key(row):
+                groups[-1][1].append(n)
+                groups[-1][2].append(indexed)
+            else:
+                groups.append((row, [n], [indexed]))
+        sections: list[tuple[int, str, str, str, str]] = []
+        for first, members, texts in groups:
+            self.sections.append(members)
+            sections.append((len(self.sections), indexed_path, indexed_title,
+                             heading(first.heading_path), "\n".join(texts)))
+        with self._lock:
+            self.conn.executemany(
+                f"INSERT INTO docs (rowid, {_COLUMNS}) VALUES (?, ?, ?, ?, ?)", chunks)
+            self.conn.executemany(
+                f"INSERT INTO sections (rowid, {_COLUMNS}) VALUES (?, ?, ?, ?, ?)", sections)
 
-    def _insert(self, batch: list[tuple[int, str, str]]) -> None:
-        if batch:
-            with self._lock:
-                self.conn.executemany(
-                    "INSERT INTO docs (rowid, path, body) VALUES (?, ?, ?)", batch
-                )
-            batch.clear()
+    def _ranked(self, table: str, expression: str, limit: int,
+                rowids: list[int] | None = None) -> list[tuple[int, float]]:
+        """(0-based row index, -bm25) of the best ``limit`` rows of ``table`` matching
+        ``expression`` (only ``rowids`` when given), best first, ties in document order."""
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        where = f" AND rowid IN ({', '.join('?' * len(rowids))})" if rowids else ""
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT rowid, bm25({table}, {weights}) AS s FROM {table} "
+                f"WHERE {table} MATCH ?{where} ORDER BY s, rowid LIMIT ?",
+                (expression, *(rowids or ()), limit),
+            ).fetchall()
+        return [(rowid - 1, -float(score)) for rowid, score in rows]
 
     def search(self, query: str, limit: int) -> list[tuple[Row, float]]:
-        """Best ``limit`` chunks for ``query``: (row, BM25 score), best first; the score is
-        ``-bm25()`` (higher is better). Chunks holding every word come first, then chunks
-        holding some. [] when the query has no searchable word."""
-        out: list[tuple[Row, float]] = []
-        seen: set[int] = set()
-        for operator in ("AND", "OR"):
-            expression = fts5_match_expression(query, operator)  # type: ignore[arg-type]
-            if not expression or len(out) >= limit:
-                break
-            with self._lock:
-                rows = self.conn.execute(
-                    f"SELECT rowid, bm25(docs, {WEIGHTS[0]}, {WEIGHTS[1]}) AS s "
-                    "FROM docs WHERE docs MATCH ? ORDER BY s, rowid LIMIT ?",
-                    (expression, limit),
-                ).fetchall()
-            for rowid, score in rows:
-                if rowid in seen:
-                    continue
-                seen.add(rowid)
-                out.append((self.rows[rowid - 1], -float(score)))
-                if len(out) >= limit:
-                    break
-        return out
+        """Best ``limit`` chunks for ``query``: (row, the chunk's ``-bm25()``: higher is
+        better), best first. [] when the query has no searchable word.
+
+        Two BM25 rankings of the query's words (OR-ed: BM25 favours rows holding more of
+        them), each over the fields path, title, heading path and body (``WEIGHTS``): one of
+        chunks, one of whole sections, where a section stands for its best-scoring chunk.
+        The two are fused with reciprocal rank fusion (``SECTION_RRF_K``); ties go to the
+        earlier chunk. A section is one candidate at a time: its best chunk, cited."""
+        expression = fts5_match_expression(query, "OR")
+        if not expression:
+            return []
+        chunk_list = self._ranked("docs", expression, max(limit, CHUNK_CANDIDATES))
+        chunk_score = dict(chunk_list)
+        section_list = self._ranked("sections", expression, limit)
+        unscored = [i + 1 for sid, _s in section_list for i in self.sections[sid]
+                    if i not in chunk_score]
+        for start in range(0, len(unscored), 500):
+            batch = unscored[start : start + 500]
+            chunk_score.update(self._ranked("docs", expression, len(batch), batch))
+        fused: dict[int, float] = {}
+        for r, (i, _s) in enumerate(chunk_list[:limit]):
+            fused[i] = fused.get(i, 0.0) + 1.0 / (SECTION_RRF_K + r + 1)
+        for r, (sid, _s) in enumerate(section_list):
+            members = self.sections[sid]
+            i = max(members, key=lambda m: (chunk_score.get(m, float("-inf")), -m))
+            fused[i] = fused.get(i, 0.0) + 1.0 / (SECTION_RRF_K + r + 1)
+        ordered = sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:limit]
+        return [(self.rows[i], chunk_score.get(i, 0.0)) for i, _f in ordered]
 
     def close(self) -> None:
         self.conn.close()

@@ -7,16 +7,19 @@
   model, no provider and no vectors.
 - **hybrid** (default): the same BM25 list and exact cosine top-k over the set's vectors
   (``gitquarry.retrieval.vectors``), fused with RRF (``gitquarry.retrieval.fusion``, the
-  history corpus's code) — only when the set for the configured embedding namespace is
-  ``ready`` or ``partial`` (then only embedded chunks take part, with a
-  ``partial_revision_set`` warning). Otherwise full-text ranking is used and a typed warning
-  says why (``revision_set_missing``, ``namespace_mismatch``, ``embedding_provider_unavailable``).
+  history corpus's code) by heading section (``fuse_sections``) — only when the set for
+  the configured embedding namespace is ``ready`` or ``partial`` (then only embedded chunks
+  take part, with a ``partial_revision_set`` warning). Otherwise full-text ranking is used
+  and a typed warning says why (``revision_set_missing``, ``namespace_mismatch``,
+  ``embedding_provider_unavailable``).
 
 Every hit is hydrated and digest-checked (``gitquarry.repo_docs.hydrate``) before it is
 returned; hits that fail are dropped with a warning and the next candidates fill the list.
 The verified candidates then go through the shared result pipeline (``retrieval.pipeline``:
-threshold, n-gram and embedding dedup, at most ``max_chunks_per_doc`` chunks per file, MMR,
-rerank), configured by ``[search]``.
+threshold, n-gram and embedding dedup, at most ``max_chunks_per_doc`` chunks per heading
+section (the docs corpus's "document": a per-file cap hid the answer of long reference pages,
+whose third-best section is often the one asked for), MMR, rerank), configured by
+``[search]``.
 ``score`` is the fused RRF score normalised to [0, 1] (a single list for fulltext);
 ``lexical_score`` is ``-bm25`` (higher is better), ``semantic_score`` the cosine similarity.
 """
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.repo_docs.hydrate import Hydrator
-from gitquarry.repo_docs.lexical import LexicalIndex, Row
+from gitquarry.repo_docs.lexical import LexicalIndex, Row, section_key
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
@@ -73,6 +76,34 @@ def _bounded(text: str) -> str:
     return text if len(text) <= MAX_HEADING_CHARS else text[: MAX_HEADING_CHARS - 1] + "…"
 
 
+def fuse_sections(fused: list[tuple[str, float]], rankings: list[list[str]],
+                  weights: list[float], rrf_k: int,
+                  rows: dict[str, Row]) -> list[tuple[str, float]]:
+    """Hybrid ordering by heading section. ``fused`` is the chunk-level RRF of ``rankings``
+    (chunk ids, best first). The same RRF (``retrieval.fusion.rrf_fuse``, same weights and
+    k) is run over the rankings with each chunk replaced by its section (first occurrence
+    kept), so a section whose best BM25 chunk and best cosine chunk differ still gets both
+    votes; each section is placed by that score and stands for its best chunk by the
+    chunk-level score. The sections' other chunks follow in chunk-level order, their score
+    capped by the one above (scores never increase down the list). Returns (chunk id,
+    score), every chunk of ``fused`` once."""
+    section_lists = [list(dict.fromkeys(section_key(rows[c]) for c in r)) for r in rankings]
+    best: dict[object, str] = {}
+    for chunk, _score in fused:
+        best.setdefault(section_key(rows[chunk]), chunk)
+    out: list[tuple[str, float]] = []
+    used: set[str] = set()
+    for section, score in rrf_fuse(section_lists, weights, k=rrf_k):
+        out.append((best[section], score))
+        used.add(best[section])
+    floor = out[-1][1] if out else 0.0
+    for chunk, score in fused:
+        if chunk not in used:
+            floor = min(floor, score)
+            out.append((chunk, floor))
+    return out
+
+
 def rank(
     index: LexicalIndex,
     query: str,
@@ -95,8 +126,9 @@ def rank(
 
     The fused ranking goes through the shared result pipeline (``retrieval.pipeline``;
     ``pipeline`` None: its defaults): candidates are hydrated and digest-checked one by one,
-    in rank order, only as far as the pipeline reads; a chunk is one candidate, its file the
-    document (``max_chunks_per_doc``), its text the verified slice, its vector the set's.
+    in rank order, only as far as the pipeline reads; a chunk is one candidate, its heading
+    section the document (``max_chunks_per_doc``), its text the verified slice, its vector
+    the set's.
     With ``explain`` each hit carries ``pipeline`` (what the steps did to it).
     """
     settings = pipeline if pipeline is not None else PipelineSettings()
@@ -127,6 +159,8 @@ def rank(
         if settings.dedup_enabled or settings.mmr_enabled:
             vector_of = {chunk: i for i, chunk in enumerate(semantic.chunk_ids)}
     fused = rrf_fuse(rankings, used_weights, k=rrf_k)
+    if len(rankings) > 1:
+        fused = fuse_sections(fused, rankings, used_weights, rrf_k, rows_by_chunk)
 
     def candidates() -> Iterator[Candidate[str]]:
         for chunk, fused_score in fused:
@@ -140,7 +174,7 @@ def rank(
                 semantic is not None and chunk in vector_of) else None
             yield Candidate(
                 key=chunk, score=normalise_rrf(fused_score, used_weights, k=rrf_k),
-                text=text, vector=vector, doc=row.path, data=(row, verified, data),
+                text=text, vector=vector, doc=section_key(row), data=(row, verified, data),
             )
 
     outcome = run_pipeline(candidates(), settings, top_n=limit, query=query,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from gitquarry.repo_docs.chunker import (
     chunk_document,
     chunk_id,
     heading_path_from_lines,
+    heading_path_reader,
     slice_digest,
 )
 from gitquarry.repo_docs.hydrate import Hydrator
@@ -257,6 +258,7 @@ class RepoDocsService:
         max_bytes = self.config.docs.max_blob_bytes
         current: tuple[str, str] | None = None
         data: bytes | None = None
+        headings: Callable[[Sequence[int]], tuple[str, ...]] | None = None
         for loc in locators:
             key = (loc.authority, loc.path)
             if key != current:
@@ -268,11 +270,13 @@ class RepoDocsService:
                 else:
                     got = reader.read(loc.blob_oid, max_bytes=max_bytes)
                     data = got.data if got.status == "ok" else None
-            if data is None:
+                headings = heading_path_reader(data) if data is not None else None
+            if data is None or headings is None:
                 continue
             row = Row(loc.chunk_id, loc.path, loc.ordinal, loc.blob_oid, loc.authority,
                       loc.content_class, loc.byte_start, loc.byte_end, loc.line_start,
-                      loc.line_end, loc.raw_slice_sha256, (), loc.heading_lines)
+                      loc.line_end, loc.raw_slice_sha256, headings(loc.heading_lines),
+                      loc.heading_lines)
             yield row, data[loc.byte_start : loc.byte_end].decode("utf-8", "replace")
 
     def _rows_from_git(self, resolved: ResolvedRevision, reader: BlobReader,
@@ -288,9 +292,10 @@ class RepoDocsService:
             known = cache.known_chunks(doc.blob_oid, doc.content_class, policy.key) \
                 if cache is not None and doc.authority == "git" else None
             if known is not None:
+                headings = heading_path_reader(data)
                 for ordinal, (cid, bs, be, ls, le, digest, hl) in enumerate(known):
                     row = Row(cid, doc.path, ordinal, doc.blob_oid, doc.authority,
-                              doc.content_class, bs, be, ls, le, digest, (), hl)
+                              doc.content_class, bs, be, ls, le, digest, headings(hl), hl)
                     yield row, data[bs:be].decode("utf-8")
                 continue
             digest = blob_digest(data)
