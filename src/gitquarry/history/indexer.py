@@ -56,6 +56,7 @@ from gitquarry.history.locations import (
 from gitquarry.history.patch_ids import backfill_patch_ids, missing_patch_ids
 from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
+from gitquarry.history.refs_contain import persist_ref_sets
 from gitquarry.history.report import (
     IndexingInterrupted,
     IndexReport,
@@ -157,6 +158,7 @@ def index_workspace(
             _record_failure(store, repo, rep, RepositoryIndexError(rep.path, exc))
         rep.seconds = time.monotonic() - rstart
     report.removed = remove_vanished(store, root, repositories, skipped)
+    persist_ref_sets(store)  # refs per hit, read by every later query (history.refs_contain)
     report.environment_warnings = environment_warnings()
     report.total_commits = count_commits(store.conn)
     report.seconds = time.monotonic() - started
