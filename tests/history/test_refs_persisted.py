@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from gitquarry.history import refs_contain
 from gitquarry.history.refs_contain import (
     MAX_NAMES,
     RefContainment,
@@ -33,6 +34,12 @@ def _git_contains(fx: Fixture, commit: str) -> set[str]:
     return set(branches.split()) | set(tags.split())
 
 
+def _cold() -> RefContainment:
+    """A RefContainment as a new process has it: no state left by an earlier instance."""
+    refs_contain._last = None
+    return RefContainment()
+
+
 def _fresh_names(conn: sqlite3.Connection, cid: int, n: int, compact: bool) -> tuple[list[str],
                                                                                       int]:
     """The answer of a RefContainment built in memory from the commit graph (no tables)."""
@@ -52,14 +59,14 @@ def _check_persisted(fx: Fixture) -> None:
         fresh._sets, fresh._names, fresh._tag_bits = build_sets(conn)
         ids = {str(h): int(i) for i, h in conn.execute("SELECT id, hash FROM git_commits")}
         for cut, compact in ((1000, False), (MAX_NAMES, False), (2, False), (MAX_NAMES, True)):
-            cold = RefContainment()
+            cold = _cold()
             cold.refresh(conn)
             assert cold.persisted_loads == 1 and cold.builds == 0
             for h, cid in ids.items():
                 assert cold.names(cid, cut, compact=compact) == fresh.names(
                     cid, cut, compact=compact), (h, cut, compact)
             assert cold.builds == 0
-        cold = RefContainment()
+        cold = _cold()
         results = [{"hash": h} for h in ids]
         cold.annotate(conn, results, max_names=1000)
         assert cold.builds == 0
@@ -115,7 +122,7 @@ def test_stale_or_missing_persisted_sets_fall_back_to_a_build(fx: Fixture) -> No
         conn = store.conn
         # a write that does not persist (another tool, an interrupted run): digest differs
         conn.execute("DELETE FROM repo_refs WHERE ref = CAST('refs/heads/old' AS BLOB)")
-        ref_sets = RefContainment()
+        ref_sets = _cold()
         results = [{"hash": h} for h in fx.commits.values()]
         ref_sets.annotate(conn, results, max_names=1000)
         assert ref_sets.builds == 1 and ref_sets.persisted_loads == 0
@@ -124,7 +131,7 @@ def test_stale_or_missing_persisted_sets_fall_back_to_a_build(fx: Fixture) -> No
             assert set(r["refs"]) == _git_contains(fx, r["hash"]) - {"old"}, r["hash"]
         # no persisted state at all (an index written before the tables were filled)
         conn.execute("DELETE FROM ref_sets_meta")
-        ref_sets = RefContainment()
+        ref_sets = _cold()
         again = [{"hash": h} for h in fx.commits.values()]
         ref_sets.annotate(conn, again, max_names=1000)
         assert ref_sets.builds == 1 and again == results
@@ -135,7 +142,7 @@ def test_stale_or_missing_persisted_sets_fall_back_to_a_build(fx: Fixture) -> No
 def test_a_state_persisted_between_the_check_and_the_look_up_falls_back(fx: Fixture) -> None:
     reader = open_store(fx.indexer.db_path)
     try:
-        ref_sets = RefContainment()
+        ref_sets = _cold()
         ref_sets.refresh(reader.conn)
         assert ref_sets.persisted_loads == 1
         # another process indexes a new tag on the oldest commit and persists the new state
@@ -149,3 +156,34 @@ def test_a_state_persisted_between_the_check_and_the_look_up_falls_back(fx: Fixt
         assert total == len(names)
     finally:
         reader.close()
+
+
+def test_instances_on_one_connection_share_the_state_until_a_write(fx: Fixture) -> None:
+    """In-process searches without a long-lived RefContainment (``pipeline.copies`` makes one
+    per call) neither read the fingerprint again nor answer stale after a write."""
+    store = open_store(fx.indexer.db_path)
+    try:
+        conn = store.conn
+        first = _cold()
+        first.refresh(conn)
+        assert first.fingerprints == 1
+        second = RefContainment()
+        second.refresh(conn)
+        assert second.fingerprints == 0 and second.builds == 0
+        cid = int(conn.execute("SELECT id FROM git_commits WHERE hash = ?",
+                               (fx.commits["timeout"],)).fetchone()[0])
+        assert "old" in second.names(cid, 1000)[0]
+        conn.execute("DELETE FROM repo_refs WHERE ref = CAST('refs/heads/old' AS BLOB)")
+        third = RefContainment()
+        third.refresh(conn)
+        assert third.fingerprints == 1 and third.builds == 1
+        assert "old" not in third.names(cid, 1000)[0]
+        other = open_store(fx.indexer.db_path)  # another connection: its own check
+        try:
+            fourth = RefContainment()
+            fourth.refresh(other.conn)
+            assert fourth.fingerprints == 1
+        finally:
+            other.close()
+    finally:
+        store.close()

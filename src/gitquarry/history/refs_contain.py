@@ -77,6 +77,13 @@ def short_ref(ref: str) -> tuple[str, int]:
     return ref, 3
 
 
+#: the last state any instance reached (connection, seen, key, sets, names, tag bits): a
+#: search called without a long-lived ``RefContainment`` (``pipeline.copies`` makes one per
+#: call) on the same connection takes it instead of reading the fingerprint again; the
+#: connection object is held, so its identity cannot be reused by another
+_last: tuple[Any, ...] | None = None
+
+
 class RefContainment:
     """Bit sets of containing refs for every indexed commit (see the module docstring)."""
 
@@ -126,12 +133,15 @@ class RefContainment:
         with self._lock:
             seen = (int(conn.execute("PRAGMA data_version").fetchone()[0]),
                     conn.total_changes)
+            if self._conn is None and _last is not None and _last[0] is conn:
+                self._adopt(_last)  # a new instance on the same connection (in-process calls)
             if conn is self._conn and seen == self._seen:
                 return  # nothing written since the last check
             self.fingerprints += 1
             key = self._fingerprint(conn)
             self._conn, self._seen = conn, seen
             if key == self._key:
+                self._share()
                 return
             started = time.perf_counter()
             if not self._load_persisted(conn, self.digest(key)):
@@ -139,6 +149,17 @@ class RefContainment:
                 self.builds += 1
             self._key = key
             self.build_seconds = time.perf_counter() - started
+            self._share()
+
+    def _share(self) -> None:
+        """Offer this state to later instances on the same connection (``_last``)."""
+        global _last
+        if self._conn is not None:
+            _last = (self._conn, self._seen, self._key, self._sets, self._names, self._tag_bits)
+
+    def _adopt(self, state: tuple[Any, ...]) -> None:
+        (self._conn, self._seen, self._key, self._sets, self._names,
+         self._tag_bits) = state
 
     def _load_persisted(self, conn: sqlite3.Connection, digest: str) -> bool:
         """Use the persisted sets if they were built from the index state ``digest``."""
@@ -151,7 +172,7 @@ class RefContainment:
             return False
         self._names = [str(n) for n in json.loads(row[0])]
         self._tag_bits = int.from_bytes(bytes(row[1]), "little")
-        self._sets = _PersistedSets(self, conn, digest)
+        self._sets = _PersistedSets(conn, digest)
         self.persisted_loads += 1
         return True
 
@@ -171,7 +192,11 @@ class RefContainment:
         """(the refs containing the commit, in the order of the module docstring: the first
         ``max_names``, or with ``compact`` at most ``COMPACT_BRANCHES`` refs other than tags
         and the first tag; how many contain it)."""
-        value = self._sets.get(commit_id, 0)
+        try:
+            value = self._sets.get(commit_id, 0)
+        except _Stale as stale:  # the persisted state moved under us: build in memory
+            self._fallback(stale.conn)
+            value = self._sets.get(commit_id, 0)
         if not value:
             return [], 0
         total = value.bit_count()
@@ -283,17 +308,24 @@ def build_sets(conn: sqlite3.Connection) -> tuple[dict[int, int], list[str], int
             sum(1 << bit for bit, (ref, _) in enumerate(refs) if ref.order[1] == 2))
 
 
+class _Stale(Exception):
+    """The persisted sets changed between the check and a look-up."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__("persisted ref sets changed")
+        self.conn = conn
+
+
 class _PersistedSets:
     """The ``dict.get`` of the in-memory sets, answered from the persisted tables: one
     indexed look-up per commit (kept), checked against the digest in the same statement. A
-    digest that moved since :meth:`RefContainment.refresh` makes the owner build in memory
-    and answers from that build."""
+    digest that moved since :meth:`RefContainment.refresh` raises ``_Stale``, on which
+    :meth:`RefContainment.names` builds in memory and answers from that build."""
 
     _SQL = ("SELECT (SELECT v.bits FROM commit_ref_sets c JOIN ref_set_values v "
             "ON v.id = c.set_id WHERE c.commit_id = ?) FROM ref_sets_meta WHERE digest = ?")
 
-    def __init__(self, owner: RefContainment, conn: sqlite3.Connection, digest: str) -> None:
-        self._owner = owner
+    def __init__(self, conn: sqlite3.Connection, digest: str) -> None:
         self._conn = conn
         self._digest = digest
         self._cache: dict[int, int] = {}
@@ -304,9 +336,7 @@ class _PersistedSets:
             return cached or default
         row = self._conn.execute(self._SQL, (commit_id, self._digest)).fetchone()
         if row is None:  # the persisted state changed under us
-            owner = self._owner
-            owner._fallback(self._conn)
-            return owner._sets.get(commit_id, default)
+            raise _Stale(self._conn)
         value = int.from_bytes(bytes(row[0]), "little") if row[0] is not None else 0
         self._cache[commit_id] = value
         return value or default
