@@ -187,3 +187,29 @@ def test_instances_on_one_connection_share_the_state_until_a_write(fx: Fixture) 
             other.close()
     finally:
         store.close()
+
+
+def test_a_busy_index_at_the_end_of_a_run_keeps_the_run_and_the_answers(
+        fx: Fixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the sets cannot be written (another writer holds the lock), the indexing run still
+    succeeds and queries answer from the in-memory build."""
+    from gitquarry.errors import IndexBusyError
+    from gitquarry.history import indexer
+
+    def busy(store: object) -> bool:
+        raise IndexBusyError(fx.indexer.db_path)
+
+    monkeypatch.setattr(indexer, "persist_ref_sets", busy)
+    fx.repo.git("tag", "v9", fx.commits["n3"])
+    report = fx.indexer.run()
+    assert report.total_commits == len(fx.commits)
+    store = open_store(fx.indexer.db_path)
+    try:
+        ref_sets = _cold()
+        results = [{"hash": h} for h in fx.commits.values()]
+        ref_sets.annotate(store.conn, results, max_names=1000)
+        assert ref_sets.builds == 1
+        for r in results:
+            assert set(r["refs"]) == _git_contains(fx, r["hash"]), r["hash"]
+    finally:
+        store.close()

@@ -32,7 +32,7 @@ from pathlib import Path
 from sqlite3 import Connection
 
 from gitquarry.config import Config
-from gitquarry.errors import GitError, GitquarryError, RepositoryIndexError
+from gitquarry.errors import GitError, GitquarryError, IndexBusyError, RepositoryIndexError
 from gitquarry.gitio.discovery import Repository, discover
 from gitquarry.gitio.log import LogCommit, stream_commits
 from gitquarry.gitio.mailmap import NO_MAILMAP, load_mailmap
@@ -158,7 +158,10 @@ def index_workspace(
             _record_failure(store, repo, rep, RepositoryIndexError(rep.path, exc))
         rep.seconds = time.monotonic() - rstart
     report.removed = remove_vanished(store, root, repositories, skipped)
-    persist_ref_sets(store)  # refs per hit, read by every later query (history.refs_contain)
+    try:  # refs per hit, read by every later query (history.refs_contain)
+        persist_ref_sets(store)
+    except IndexBusyError:  # another writer: queries build the sets in memory meanwhile
+        log.info("refs-containing sets not persisted: the index is busy")
     report.environment_warnings = environment_warnings()
     report.total_commits = count_commits(store.conn)
     report.seconds = time.monotonic() - started
