@@ -1,5 +1,5 @@
 """``python -m gitquarry`` runs the CLI."""
 
-from gitquarry.cli.app import main
+from gitquarry.cli.entry import main
 
 main()

@@ -32,7 +32,7 @@ from pathlib import Path
 from sqlite3 import Connection
 
 from gitquarry.config import Config
-from gitquarry.errors import GitError, GitquarryError, RepositoryIndexError
+from gitquarry.errors import GitError, GitquarryError, IndexBusyError, RepositoryIndexError
 from gitquarry.gitio.discovery import Repository, discover
 from gitquarry.gitio.log import LogCommit, stream_commits
 from gitquarry.gitio.mailmap import NO_MAILMAP, load_mailmap
@@ -56,6 +56,7 @@ from gitquarry.history.locations import (
 from gitquarry.history.patch_ids import backfill_patch_ids, missing_patch_ids
 from gitquarry.history.prefetch import prefetch
 from gitquarry.history.progress import NullProgress, Progress
+from gitquarry.history.refs_contain import persist_ref_sets
 from gitquarry.history.report import (
     IndexingInterrupted,
     IndexReport,
@@ -157,6 +158,10 @@ def index_workspace(
             _record_failure(store, repo, rep, RepositoryIndexError(rep.path, exc))
         rep.seconds = time.monotonic() - rstart
     report.removed = remove_vanished(store, root, repositories, skipped)
+    try:  # refs per hit, read by every later query (history.refs_contain)
+        persist_ref_sets(store)
+    except IndexBusyError:  # another writer: queries build the sets in memory meanwhile
+        log.info("refs-containing sets not persisted: the index is busy")
     report.environment_warnings = environment_warnings()
     report.total_commits = count_commits(store.conn)
     report.seconds = time.monotonic() - started

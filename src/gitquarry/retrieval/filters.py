@@ -25,6 +25,7 @@ ago"``) mean what git's approxidate makes of them (``retrieval.dates``).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -89,9 +90,11 @@ def _nfc(text: str) -> str:
     return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
+@functools.lru_cache(maxsize=256)
 def compile_glob(pattern: str) -> PathMatcher:
     """Compile ``pattern`` into a predicate over repository-relative POSIX paths, with the
-    rules of the module docstring.
+    rules of the module docstring. Kept per pattern (a pure function of it; errors are not
+    kept): a long-lived process compiles a query's glob once, not on every query (issue 21).
 
     :raises InvalidGlobError: empty pattern, NUL byte, unclosed ``[`` or ``{``, unmatched
         ``}``, a leading ``!`` (negation is not supported), or a pattern wcmatch rejects.

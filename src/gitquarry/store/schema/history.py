@@ -325,3 +325,33 @@ def _compact_diffs(conn: sqlite3.Connection) -> None:
         "WHERE typeof(delta_truncated) = 'text' AND delta_truncated != ''"
     )
     rebuild_commit_fts(conn)
+
+
+@MIGRATIONS("history_0008_ref_sets")
+def _ref_sets(conn: sqlite3.Connection) -> None:
+    """The refs-containing bit sets (``history.refs_contain``) persisted with the index, so
+    a cold query reads a hit's refs instead of rebuilding them from the whole commit graph:
+    ``ref_sets_meta`` (one row: the digest of the index state they were built from, the ref
+    names in bit order as a JSON list, the tag bits), ``ref_set_values`` (each distinct set
+    once, little-endian bits) and ``commit_ref_sets`` (the set of every commit that some ref
+    reaches). Written by ``gitquarry index`` when the digest moved; a reader whose digest
+    differs ignores them. No foreign keys: a pruned commit changes the refs, so the digest."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE ref_sets_meta (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            digest TEXT NOT NULL,
+            names TEXT NOT NULL,
+            tag_bits BLOB NOT NULL
+        );
+        CREATE TABLE ref_set_values (
+            id INTEGER PRIMARY KEY,
+            bits BLOB NOT NULL
+        );
+        CREATE TABLE commit_ref_sets (
+            commit_id INTEGER PRIMARY KEY,
+            set_id INTEGER NOT NULL
+        );
+        """,
+    )

@@ -1,0 +1,30 @@
+"""The console-script entry point (``gitquarry``, ``python -m gitquarry``): ``--version``
+answered before the command-line framework is imported; everything else goes to
+``gitquarry.cli.app.main`` unchanged.
+
+Importing ``gitquarry.cli.app`` costs about half a CPU-second (Typer, Click, Rich and every
+command module), which ``gitquarry --version`` alone used to pay (issue 21 §1). The fast path
+takes exactly ``gitquarry --version`` and prints what the Typer callback prints (``gitquarry
+<version>``, exit 0); any other command line, ``--version`` with more arguments included
+(whose parsing errors and order Click decides), takes the full path, so help, errors and exit
+codes stay Click's.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``gitquarry`` itself: see the module docstring. ``argv`` as for
+    ``gitquarry.cli.app.main`` (None: ``sys.argv[1:]``)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:
+        from gitquarry import __version__
+
+        sys.stdout.write(f"gitquarry {__version__}\n")
+        sys.stdout.flush()
+        sys.exit(0)
+    from gitquarry.cli.app import main as full_main
+
+    full_main(argv)
