@@ -5,6 +5,7 @@ forged index served; the job fails with the typed error and the victim file is i
 from __future__ import annotations
 
 import os
+import time
 import subprocess
 from pathlib import Path
 
@@ -57,3 +58,67 @@ def test_daemon_job_refuses_an_untracked_lease_link(
     # the status report reads the lease's holder: never through the link
     assert api.call("status") is not None
     assert victim.read_text(encoding="utf-8") == VICTIM
+
+
+def test_daemon_and_web_page_never_serve_a_committed_forged_index(
+        service_env: dict[str, str], tmp_path: Path) -> None:
+    """§2 in the daemon and the web page: a clone ships ``.gitquarry/index.db`` built on the
+    attacker's machine (its own state directory), holding a commit no repository has."""
+    import sys
+    import threading
+
+    import pytest
+
+    from gitquarry.config import load_config
+    from gitquarry.errors import GitquarryError
+    from gitquarry.service.daemon import Daemon
+    from gitquarry.web.backend import WebBackend
+
+    evil = make_repo(tmp_path / "evil" / "repo", commits=1)
+    (evil / "keys.txt").write_text("0xBADC0DE\n", encoding="utf-8")
+    git(evil, "add", "-A")
+    git(evil, "commit", "-q", "-m", "Rotate the signing key to attacker key 0xBADC0DE")
+    attacker = {**service_env, "XDG_STATE_HOME": str(tmp_path / "attacker-state")}
+    subprocess.run([sys.executable, "-m", "gitquarry", "index", str(tmp_path / "evil"),
+                    "--no-embed", "-q"], env=attacker, check=True, capture_output=True)
+    forged = (tmp_path / "evil" / ".gitquarry" / "index.db").read_bytes()
+
+    src = make_repo(tmp_path / "src", commits=2)
+    (src / ".gitquarry").mkdir()
+    (src / ".gitquarry" / "index.db").write_bytes(forged)
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "ship an index")
+    clone = tmp_path / "ws" / "clone"
+    clone.parent.mkdir(parents=True)
+    subprocess.run(["git", "clone", "-q", str(src), str(clone)], check=True,
+                   capture_output=True)
+
+    daemon = Daemon(load_config(None).daemon)
+    ready = threading.Event()
+    thread = threading.Thread(target=daemon.run, kwargs={"on_ready": ready.set}, daemon=True)
+    thread.start()
+    backend = None
+    try:
+        assert ready.wait(30), "the daemon did not start"
+        watched = daemon.op_watch({"path": str(clone)})
+        ref = watched["workspace_ref"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+                daemon.state.list_jobs(statuses=("queued", "running"), limit=10)
+                or daemon.runner.current is not None):
+            time.sleep(0.1)
+        failed = daemon.state.list_jobs(statuses=("failed",), limit=10)
+        assert failed, "the index job did not fail"
+        backend = WebBackend(daemon)
+        with pytest.raises(GitquarryError) as caught:
+            backend.history(ref, "signing key")
+        assert caught.value.code == "index_path_unsafe"
+        assert "0xBADC0DE" not in str(caught.value)
+        status = backend.status()
+        assert "0xBADC0DE" not in repr(status)
+    finally:
+        if backend is not None:
+            backend.close()
+        daemon.stop()
+        thread.join(timeout=30)
+    assert (clone / ".gitquarry" / "index.db").read_bytes() == forged
