@@ -110,7 +110,7 @@ class Workspace:
                 safe_paths.ensure_state_dir(self.index_dir, self.root)
                 safe_paths.write_small(self.index_dir / ROOT_MARKER, f"{self.root}\n".encode())
 
-    def open_store(self, *, create: bool = False) -> Store:
+    def open_store(self, *, create: bool = False, writer: bool | None = None) -> Store:
         """Open the index. ``create=False`` raises ``NoIndexError`` when none exists yet.
 
         An existing index this process cannot write is opened read-only
@@ -118,8 +118,9 @@ class Workspace:
 
         The directory and its files must not have come with the checkout
         (``guard_index_dir``); the index must be one this installation created
-        (``store.trust``): with ``create`` (a writer) a foreign index is set aside and a
-        legacy one (an older gitquarry's) adopted, said in ``store.notices``.
+        (``store.trust``): a writer (``writer``, default ``create``: a command that builds
+        the index) sets a foreign index aside and adopts a legacy one (an older gitquarry's),
+        said in ``store.notices``; anyone else is refused.
 
         :raises NoIndexError, IndexCorruptError, SchemaTooNewError, IndexBusyError
         :raises IndexPathUnsafeError: a link, non-regular file or tracked path.
@@ -134,7 +135,7 @@ class Workspace:
             return open_store(self.db_path, read_only=True)
         if create:
             safe_paths.ensure_state_dir(self.index_dir, self.root)
-        store = open_store(self.db_path, writer=create)
+        store = open_store(self.db_path, writer=create if writer is None else writer)
         if not existed:
             from gitquarry.errors import GitquarryError
             from gitquarry.gitio.exclude import ensure_info_exclude

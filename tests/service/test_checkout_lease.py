@@ -5,8 +5,8 @@ forged index served; the job fails with the typed error and the victim file is i
 from __future__ import annotations
 
 import os
-import time
 import subprocess
+import time
 from pathlib import Path
 
 from .conftest import Api, DaemonProcess, git, make_repo

@@ -569,3 +569,44 @@ def test_subprocess_cli_refuses_the_recipe(tmp_path: Path) -> None:
     assert "refusing to use" in text and "tracked by git" in text, text
     assert target.read_text(encoding="utf-8") == VICTIM_TEXT
     assert sys.executable  # the CLI ran as the user would run it
+
+
+def test_readers_never_adopt_a_legacy_index(tmp_path: Path, cli: CLI) -> None:
+    """Only a command that builds the index adopts: ``search`` (which may refresh the graph),
+    ``history``, ``status`` and an MCP server all refuse and leave the file as it was."""
+    ws = tmp_path / "ws"
+    Repo(ws / "repo").commit("Add the parser", {"parser.py": "x = 1\n"})
+    assert cli("index", str(ws), "--no-embed", "-q")[0] == 0
+    db = ws / ".gitquarry" / "index.db"
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE _gitquarry_owner")
+    conn.commit()
+    conn.close()
+    for argv in (("search", "parser", "--project", str(ws)),
+                 ("history", "parser", "--project", str(ws)),
+                 ("status", "--project", str(ws))):
+        code, _, err = cli(*argv)
+        refused(code, err, "older gitquarry")
+
+    async def body(session: Any) -> Any:
+        return await session.call_tool("search_git_history", {"query": "parser"})
+
+    result, _ = with_mcp_server(ws, body, tmp_path)
+    assert result.is_error and "older gitquarry" in result.content[0].text
+    conn = sqlite3.connect(db)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "_gitquarry_owner" not in tables
+
+
+def test_an_empty_index_file_is_treated_as_new(tmp_path: Path, cli: CLI) -> None:
+    """An empty ``index.db`` (or one another process has just created) holds nothing that
+    could be forged: indexing fills and stamps it, and readers then use it."""
+    ws = tmp_path / "ws"
+    Repo(ws / "repo").commit("Add the parser", {"parser.py": "x = 1\n"})
+    (ws / ".gitquarry").mkdir()
+    (ws / ".gitquarry" / "index.db").write_bytes(b"")
+    code, _, err = cli("index", str(ws), "--no-embed", "-q")
+    assert code == 0, err
+    code, out, err = cli("history", "parser", "--project", str(ws), "--json")
+    assert code == 0 and "Add the parser" in out, err

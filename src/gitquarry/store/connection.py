@@ -319,7 +319,9 @@ def open_store(
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if existed:  # ours? read before anything is written or migrated
             kind = trust.classify(conn)
-            if kind != "ours":
+            if kind == "empty":
+                existed = False  # nothing in it to trust or distrust: stamped as new
+            elif kind != "ours":
                 if not writer or read_only:
                     raise IndexUntrustedError(path, kind)
                 if kind == "foreign":
@@ -340,6 +342,8 @@ def open_store(
         conn.execute("PRAGMA cache_size = -65536")
         for hook in list(_hooks):
             hook(conn)
+        if not read_only and not existed:  # stamped before its first table: never unowned
+            trust.stamp(conn, path)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(migrations.names):
             conn.close()
@@ -361,10 +365,9 @@ def open_store(
             missing = [t for t in required_tables if not has_table(conn, t)]
             if missing:
                 raise IndexCorruptError(path, f"missing tables: {', '.join(missing)}")
-        if not read_only and (adopt or not existed):
+        if not read_only and adopt:
             trust.stamp(conn, path)
-            if adopt:
-                notices.append(f"adopted {path}, made by an older gitquarry: it now carries "
+            notices.append(f"adopted {path}, made by an older gitquarry: it now carries "
                                "this installation's owner token")
     except sqlite3.Error as exc:
         conn.close()

@@ -102,12 +102,16 @@ def stamp(conn: sqlite3.Connection, db_path: Path) -> str:
 
 
 def classify(conn: sqlite3.Connection) -> str:
-    """``"ours"``, ``"foreign"`` or ``"legacy"`` (see the module docstring).
+    """``"ours"``, ``"foreign"`` or ``"legacy"`` (see the module docstring), or ``"empty"``:
+    a database with no schema at all (a file another gitquarry process has just created and
+    not yet stamped, or an empty file: nothing in it can be forged), treated as new.
 
     :raises sqlite3.Error: the file cannot be read.
     """
     token = read_token(conn)
     if token is None:
+        if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+            return "empty"
         return "legacy"
     return "ours" if is_recorded(token) else "foreign"
 
