@@ -544,7 +544,9 @@ class IndexPathUnsafeError(IndexAccessError):
             remedy = ("gitquarry never follows a link or opens a non-regular file there: "
                       "remove it; it came with the checkout (or an archive), not from "
                       "gitquarry")
-        GitquarryError.__init__(self, f"refusing to use {path}: it is {what}; {remedy}")
+        GitquarryError.__init__(
+            self, f"cannot use the index at {path}: it is {what}, so gitquarry is refusing to "
+            f"use it; {remedy}")
         self.path = path
         self.detail = what
         self.what = what
@@ -574,8 +576,8 @@ class IndexUntrustedError(IndexAccessError):
             remedy = ("run `gitquarry repo-docs index` to adopt it or set it aside and build "
                       "a new one")
         GitquarryError.__init__(
-            self, f"refusing to read the index {path}: {why}, so its contents are not "
-            f"trusted; {remedy}"
+            self, f"cannot use the index at {path}: refusing to read it, {why}, so its "
+            f"contents are not trusted; {remedy}"
         )
         self.path = path
         self.detail = why

@@ -38,17 +38,23 @@ SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 
 
 def _kind(mode: int) -> str:
+    """What a path that should be a regular file is instead."""
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISDIR(mode):
-        return "a directory"
+        return "a directory, not a regular file"
     if stat.S_ISFIFO(mode):
-        return "a FIFO"
+        return "a FIFO, not a regular file"
     if stat.S_ISSOCK(mode):
-        return "a socket"
+        return "a socket, not a regular file"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
+        return "a device, not a regular file"
     return "not a regular file"
+
+
+def _dir_kind(mode: int) -> str:
+    """What a path that should be a directory is instead."""
+    return "a symbolic link" if stat.S_ISLNK(mode) else "not a directory"
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -105,7 +111,7 @@ def check_state_dir(directory: Path, root: Path | None = None) -> bool:
         if info is None:
             return False
         if not stat.S_ISDIR(info.st_mode):
-            raise IndexPathUnsafeError(part, _kind(info.st_mode))
+            raise IndexPathUnsafeError(part, _dir_kind(info.st_mode))
     return True
 
 
@@ -124,7 +130,7 @@ def ensure_state_dir(directory: Path, root: Path | None = None, *, mode: int = 0
                 part.mkdir(mode=mode)
             info = part.lstat()
             if not stat.S_ISDIR(info.st_mode):
-                raise IndexPathUnsafeError(part, _kind(info.st_mode))
+                raise IndexPathUnsafeError(part, _dir_kind(info.st_mode))
     except OSError as exc:
         raise IndexAccessError(directory, exc.strerror or str(exc)) from exc
     return directory
