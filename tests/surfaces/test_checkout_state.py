@@ -610,3 +610,46 @@ def test_an_empty_index_file_is_treated_as_new(tmp_path: Path, cli: CLI) -> None
     assert code == 0, err
     code, out, err = cli("history", "parser", "--project", str(ws), "--json")
     assert code == 0 and "Add the parser" in out, err
+
+
+def test_tracked_under_matches_the_directory_literally(tmp_path: Path) -> None:
+    from gitquarry.gitio.exclude import tracked_under
+
+    repo = Repo(tmp_path / "r")
+    repo.commit("one", {"ab/file": "a\n", "other.txt": "o\n"})
+    assert tracked_under(repo.path, repo.path / "ab") == ["ab/file"]
+    assert tracked_under(repo.path, repo.path / "a*") == []  # a glob is not expanded
+    assert tracked_under(repo.path, repo.path / ".gitquarry") == []
+    assert tracked_under(repo.path, tmp_path / "elsewhere") == []  # outside the work tree
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert tracked_under(plain, plain / ".gitquarry") == []  # not a work tree at all
+
+
+def test_guarded_open_refuses_every_non_regular_kind(tmp_path: Path) -> None:
+    import socket
+
+    from gitquarry.errors import IndexPathUnsafeError
+    from gitquarry.store import safe_paths
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    os.symlink(tmp_path / "dir", tmp_path / "dirlink")
+    os.symlink(tmp_path / "missing", tmp_path / "dangling")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock"))
+    try:
+        for name, what in (("fifo", "a FIFO"), ("dir", "a directory"), ("sock", "a socket"),
+                           ("dirlink", "a symbolic link"), ("dangling", "a symbolic link")):
+            with pytest.raises(IndexPathUnsafeError, match=what):
+                fd = safe_paths.open_regular(tmp_path / name, os.O_RDWR | os.O_CREAT)
+                os.close(fd)
+            assert safe_paths.read_small(tmp_path / name) is None
+        with pytest.raises(IndexPathUnsafeError, match="a device"):
+            safe_paths.check_regular(Path("/dev/null"))
+        with pytest.raises(IndexPathUnsafeError, match="a symbolic link"):
+            safe_paths.ensure_state_dir(tmp_path / "dirlink" / "sub", tmp_path)
+        assert not (tmp_path / "dir" / "sub").exists()
+        assert not (tmp_path / "missing").exists()
+    finally:
+        server.close()
