@@ -526,6 +526,64 @@ class IndexAccessError(GitquarryError):
         self.detail = detail
 
 
+class IndexPathUnsafeError(IndexAccessError):
+    """A file or directory where gitquarry keeps its state (an index directory, a
+    repository's ``.gitquarry/``) is a symbolic link, not a regular file (or directory), or
+    tracked by git: the checkout placed it, and gitquarry never follows, opens or deletes it.
+    ``path`` is the offending path, ``what`` what it is, ``tracked`` whether git tracks it."""
+
+    code = "index_path_unsafe"
+
+    def __init__(self, path: Path, what: str, *, tracked: bool = False) -> None:
+        if tracked:
+            remedy = ("it came with the checkout, so gitquarry neither reads nor writes it: "
+                      "remove it from the repository and the working tree, or set [indexing] "
+                      "index_dir in your own configuration to a directory outside the "
+                      "checkout")
+        else:
+            remedy = ("gitquarry never follows a link or opens a non-regular file there: "
+                      "remove it; it came with the checkout (or an archive), not from "
+                      "gitquarry")
+        GitquarryError.__init__(
+            self, f"cannot use the index at {path}: it is {what}, so gitquarry is refusing to "
+            f"use it; {remedy}")
+        self.path = path
+        self.detail = what
+        self.what = what
+        self.tracked = tracked
+
+
+class IndexUntrustedError(IndexAccessError):
+    """An index (or docs cache) that this installation did not create: it carries no owner
+    token recorded in the user's state directory. ``reason`` is ``"foreign"`` (a token this
+    user never recorded: another installation, an archive, a forgery) or ``"legacy"`` (no
+    token: an older gitquarry, or a forgery of one)."""
+
+    code = "index_untrusted"
+
+    def __init__(self, path: Path, reason: str) -> None:
+        if reason == "legacy":
+            why = ("it was made by an older gitquarry (or by something pretending to be "
+                   "one) and has not been adopted yet")
+            remedy = ("run `gitquarry index` on the workspace once to adopt it (allowed only "
+                      "while git does not track it), or `gitquarry rebuild-index` to build "
+                      "a new one")
+        else:
+            why = "this installation did not create it (its owner token is not recorded)"
+            remedy = ("run `gitquarry index` to set it aside and build a new one, or "
+                      "`gitquarry rebuild-index`")
+        if path.name == DOCS_CACHE_NAME:
+            remedy = ("run `gitquarry repo-docs index` to adopt it or set it aside and build "
+                      "a new one")
+        GitquarryError.__init__(
+            self, f"cannot use the index at {path}: refusing to read it, {why}, so its "
+            f"contents are not trusted; {remedy}"
+        )
+        self.path = path
+        self.detail = why
+        self.reason = reason
+
+
 # --- untrusted YAML -------------------------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from gitquarry.errors import (
     InvalidArgumentError,
     NoIndexError,
 )
-from gitquarry.store import Store, open_store
+from gitquarry.store import Store, open_store, safe_paths
 
 DB_NAME = "index.db"
 #: file next to ``index.db`` recording the workspace root (absolute path, UTF-8, one line).
@@ -65,12 +65,23 @@ class Workspace:
         return not self.db_path.exists() or os.access(self.db_path, os.W_OK)
 
     def recorded_root(self) -> Path | None:
-        """The workspace root recorded in ``<index_dir>/WORKSPACE``, or None."""
+        """The workspace root recorded in ``<index_dir>/WORKSPACE``, or None (also when it is
+        a link or not a regular file: never followed)."""
+        raw = safe_paths.read_small(self.index_dir / ROOT_MARKER, 16_384)
         try:
-            text = (self.index_dir / ROOT_MARKER).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
+            text = raw.decode("utf-8").strip() if raw is not None else ""
+        except UnicodeDecodeError:
             return None
         return Path(text) if text else None
+
+    def guard_index_dir(self) -> None:
+        """Refuse an index directory the checkout placed: a link (itself or any component
+        below the workspace root), not a directory, or holding anything git tracks.
+
+        :raises IndexPathUnsafeError: see ``store.safe_paths``.
+        """
+        if safe_paths.check_state_dir(self.index_dir, self.root):
+            safe_paths.refuse_tracked(self.index_dir, self.root)
 
     def owns_index(self) -> bool:
         """Whether the index at ``index_dir`` belongs to this workspace: always for a
@@ -95,27 +106,36 @@ class Workspace:
         if recorded is not None and recorded != self.root and recorded.is_dir():
             raise IndexLocationConflictError(self.index_dir, recorded, self.root)
         if record and recorded != self.root:
-            with contextlib.suppress(OSError):
-                self.index_dir.mkdir(parents=True, exist_ok=True)
-                (self.index_dir / ROOT_MARKER).write_text(f"{self.root}\n", encoding="utf-8")
+            with contextlib.suppress(OSError, IndexAccessError):
+                safe_paths.ensure_state_dir(self.index_dir, self.root)
+                safe_paths.write_small(self.index_dir / ROOT_MARKER, f"{self.root}\n".encode())
 
-    def open_store(self, *, create: bool = False) -> Store:
+    def open_store(self, *, create: bool = False, writer: bool | None = None) -> Store:
         """Open the index. ``create=False`` raises ``NoIndexError`` when none exists yet.
 
         An existing index this process cannot write is opened read-only
         (``store.read_only``): searches work, writes fail.
 
+        The directory and its files must not have come with the checkout
+        (``guard_index_dir``); the index must be one this installation created
+        (``store.trust``): a writer (``writer``, default ``create``: a command that builds
+        the index) sets a foreign index aside and adopts a legacy one (an older gitquarry's),
+        said in ``store.notices``; anyone else is refused.
+
         :raises NoIndexError, IndexCorruptError, SchemaTooNewError, IndexBusyError
+        :raises IndexPathUnsafeError: a link, non-regular file or tracked path.
+        :raises IndexUntrustedError: (without ``create``) not created by this installation.
         """
-        if self.db_path.exists() and not self.db_path.is_file():
-            raise IndexAccessError(self.db_path, "it is not a regular file")
-        existed = self.has_index()
+        self.guard_index_dir()
+        existed = safe_paths.check_sqlite_files(self.db_path)
         if not create and not existed:
             raise NoIndexError(self.root)
         self._check_owner(record=create)
         if existed and not self.index_writable():
             return open_store(self.db_path, read_only=True)
-        store = open_store(self.db_path)
+        if create:
+            safe_paths.ensure_state_dir(self.index_dir, self.root)
+        store = open_store(self.db_path, writer=create if writer is None else writer)
         if not existed:
             from gitquarry.errors import GitquarryError
             from gitquarry.gitio.exclude import ensure_info_exclude
@@ -138,11 +158,14 @@ class Workspace:
         current holder when the lease is busy.
         :raises WriterBusyError: (an ``IndexBusyError``) still held after the wait.
         :raises IndexReadOnlyError: the index directory cannot be written.
+        :raises IndexPathUnsafeError: the directory or ``index.lock`` came with the checkout.
         """
         from gitquarry.service.lease import writer_lease
 
+        self.guard_index_dir()
         if not self.index_writable():
             raise IndexReadOnlyError(self.index_dir, "this directory cannot be written")
+        safe_paths.ensure_state_dir(self.index_dir, self.root)
 
         limit = wait_s if wait_s is not None else (86_400.0 if wait else 0.0)
         with writer_lease(

@@ -28,10 +28,10 @@ from gitquarry.cli.index_run import (
     skipped_status_lines,
 )
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
-from gitquarry.errors import IndexAccessError
 from gitquarry.history.status import workspace_status
 from gitquarry.percent import floor_percent
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time, interpret_time
+from gitquarry.store import safe_paths
 from gitquarry.store.connection import read_only_note
 
 
@@ -149,14 +149,8 @@ def register(app: typer.Typer) -> None:
         Also runs as `gitquarry rebuild-commit-index` (seed 000's name)."""
         workspace = open_workspace(path, label="PATH")
         with workspace.write_lock():
-            for suffix in ("", "-wal", "-shm"):
-                target = Path(str(workspace.db_path) + suffix)
-                if target.exists() and not target.is_file():
-                    raise IndexAccessError(target, "it is not a regular file; remove it first")
-                try:
-                    target.unlink(missing_ok=True)
-                except OSError as exc:
-                    raise IndexAccessError(target, exc.strerror or str(exc)) from exc
+            for suffix in safe_paths.SQLITE_SUFFIXES:  # the lease checked the directory
+                safe_paths.unlink_regular(Path(str(workspace.db_path) + suffix))
         if not as_json:
             note(f"Removed {workspace.db_path}; rebuilding.")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)

@@ -67,6 +67,8 @@ def run_index(
             on_wait=waiting,
         ):
             store = workspace.open_store(create=True)
+            for notice in store.notices:  # an index set aside or adopted (store.trust)
+                warn(notice)
             try:
                 history_error: Fts5UnavailableError | None = None
                 with RichProgress(quiet=quiet or as_json) as progress:

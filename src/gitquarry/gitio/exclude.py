@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from gitquarry.errors import GitNotFoundError
 from gitquarry.gitio.runner import run_git
+from gitquarry.store import safe_paths
+
+#: the most of ``info/exclude`` read to look for gitquarry's entry (a larger one gets the
+#: entry appended again, harmlessly)
+_EXCLUDE_MAX_BYTES = 1 << 20
 
 
 def ensure_info_exclude(index_dir: Path) -> Path | None:
     """If ``index_dir`` lies inside a working tree, add it to that repository's
     ``.git/info/exclude`` (once). Returns the exclude file changed or already holding the
     entry, or None when ``index_dir`` is not inside a working tree. Never edits ``.gitignore``.
+
+    :raises IndexPathUnsafeError: ``info/`` or ``info/exclude`` is a link or not a regular
+        file (the callers treat this as best effort and carry on).
     """
     probe = index_dir
     while not probe.is_dir() and probe != probe.parent:
@@ -31,12 +41,38 @@ def ensure_info_exclude(index_dir: Path) -> Path | None:
         return None
     entry = f"/{rel}/"
     exclude = common / "info" / "exclude"
-    existing = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
+    # never through a link nor into a FIFO (``store.safe_paths``): refused, typed
+    safe_paths.ensure_state_dir(exclude.parent, common)
+    existing = ""
+    if safe_paths.check_regular(exclude):
+        fd = safe_paths.open_regular(exclude, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as handle:
+            existing = handle.read(_EXCLUDE_MAX_BYTES).decode("utf-8", "replace")
     if entry in existing.splitlines():
         return exclude
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    with exclude.open("a", encoding="utf-8") as fh:
+    fd = safe_paths.open_regular(exclude, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    with os.fdopen(fd, "ab") as fh:
         if existing and not existing.endswith("\n"):
-            fh.write("\n")
-        fh.write(f"# gitquarry index\n{entry}\n")
+            fh.write(b"\n")
+        fh.write(f"# gitquarry index\n{entry}\n".encode())
     return exclude
+
+
+def tracked_under(root: Path, directory: Path) -> list[str]:
+    """Paths (relative to their repository's top, ``/``-separated, at most 10) that git
+    tracks at or under ``directory``, asked from ``root`` (an existing directory that
+    ``directory`` lies in); [] when ``root`` is not in a working tree, ``directory`` is
+    outside it, or git is not installed. One ``git ls-files`` run.
+    """
+    probe = root
+    while not probe.is_dir() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        proc = run_git(None, ["ls-files", "-z", "--full-name", "--", f":(literal){directory}"],
+                       cwd=probe, check=False)
+    except GitNotFoundError:  # no git, no checkout to have placed it (the token still counts)
+        return []
+    if proc.returncode != 0:
+        return []
+    names = [n for n in proc.stdout.split(b"\0") if n]
+    return [n.decode("utf-8", "replace") for n in names[:10]]

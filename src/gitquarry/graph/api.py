@@ -95,7 +95,8 @@ def search_graph(
     config = workspace.config.graph
     if not workspace.has_index() and not graph_files(workspace.root, config):
         raise _no_graph(workspace)
-    with workspace.open_store(create=True) as store:
+    # a search may create the index, never adopt or set aside one it did not make
+    with workspace.open_store(create=True, writer=False) as store:
         refreshed = _refresh(workspace, store) if refresh else None
         has_nodes = store.conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
         if not has_nodes and not graph_files(workspace.root, config):

@@ -35,7 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gitquarry.errors import CursorExpiredError, InvalidArgumentError
+from gitquarry.errors import CursorExpiredError, GitquarryError, InvalidArgumentError
+from gitquarry.store import safe_paths
 
 #: seconds a pinned ranking is kept
 CURSOR_TTL_S = 3600
@@ -111,15 +112,18 @@ class CursorStore:
                 self._memory_only(exc)
             else:  # not a database / malformed: the pins are a 1-hour cache, start afresh
                 try:
-                    for suffix in ("", "-wal", "-shm", "-journal"):
-                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                    for suffix in safe_paths.SQLITE_SUFFIXES:
+                        safe_paths.unlink_regular(Path(f"{self.path}{suffix}"))
                     self._conn = self._open()
-                except (sqlite3.Error, OSError) as again:
+                except (sqlite3.Error, OSError, GitquarryError) as again:
                     self._memory_only(again)
-        except (sqlite3.Error, OSError) as exc:
+        except (sqlite3.Error, OSError, GitquarryError) as exc:
             self._memory_only(exc)
 
     def _open(self) -> sqlite3.Connection:
+        """:raises IndexPathUnsafeError: ``cursors.db`` (or its directory, -wal, -shm) is a
+        link or not a regular file: never followed (the pins then live in memory)."""
+        safe_paths.check_sqlite_files(self.path)
         conn = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
         try:
             conn.execute(

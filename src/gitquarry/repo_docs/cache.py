@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitquarry.errors import DOCS_CACHE_NAME
 from gitquarry.repo_docs.plan import DocFile, Exclusion
-from gitquarry.store import Store
+from gitquarry.store import Store, safe_paths
 from gitquarry.store.connection import open_store
 from gitquarry.store.schema.repo_docs import REPO_DOCS_MIGRATIONS, REQUIRED_TABLES
 
@@ -33,9 +33,17 @@ TEXT_FORMAT = "repo-docs-v1"
 
 
 def cache_dir_for(binding: Binding, config: Config) -> Path:
-    """Where the binding's docs cache lives: ``<repository>/<[indexing] index_dir>``."""
+    """Where the binding's docs cache lives: ``<repository>/<[indexing] index_dir>``.
+
+    Checked as the workspace index's directory is (``store.safe_paths``): no component
+    below the repository is a link or a non-directory, and git tracks nothing in it.
+    :raises IndexPathUnsafeError: the checkout placed it.
+    """
     configured = Path(os.path.expanduser(config.indexing.index_dir))
-    return configured if configured.is_absolute() else binding.path / configured
+    directory = configured if configured.is_absolute() else binding.path / configured
+    if safe_paths.check_state_dir(directory, binding.path):
+        safe_paths.refuse_tracked(directory, binding.path)
+    return directory
 
 
 def parse_lines(text: str | None) -> tuple[int, ...]:
@@ -112,13 +120,15 @@ class SetRow:
 
 
 class DocsCache:
-    """An open ``repo_docs.db``. :raises IndexCorruptError, IndexBusyError, IndexAccessError,
-    SchemaTooNewError: as ``open_store``."""
+    """An open ``repo_docs.db``. ``writer`` (the docs indexer): a cache this installation did
+    not create is set aside, or adopted when made by an older gitquarry (``store.trust``).
+    :raises IndexCorruptError, IndexBusyError, IndexAccessError, SchemaTooNewError,
+    IndexPathUnsafeError, IndexUntrustedError: as ``open_store``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, writer: bool = False) -> None:
         self.path = path
         self.store: Store = open_store(path, migrations=REPO_DOCS_MIGRATIONS,
-                                       required_tables=REQUIRED_TABLES)
+                                       required_tables=REQUIRED_TABLES, writer=writer)
         self.conn = self.store.conn
 
     def close(self) -> None:

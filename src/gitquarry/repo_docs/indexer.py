@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import struct
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +39,7 @@ from gitquarry.embedding import Embedder, create_embedder, get_provider
 from gitquarry.embedding.base import SAFE_DATA_BOUNDARIES
 from gitquarry.errors import (
     EmbeddingError,
+    GitquarryError,
     IndexBusyError,
     IndexCancelledError,
     RepoDocsBoundaryBlockedError,
@@ -61,6 +63,7 @@ from gitquarry.repo_docs.revision import (
     resolve_revision,
     restrict_overlay,
 )
+from gitquarry.store import safe_paths
 
 log = logging.getLogger(__name__)
 
@@ -155,9 +158,10 @@ def write_checkpoint(cache_dir: Path, set_id: str, namespace_key: str,
     """Append vectors to the set's checkpoint: chunk id, input sha256 and float32 vector per
     record, each record followed by its own sha256 (a torn or corrupt tail is dropped)."""
     path = _checkpoint_path(cache_dir, set_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    safe_paths.ensure_state_dir(path.parent, cache_dir)
     ns = namespace_key.encode()
-    with open(path, "ab") as handle:
+    fd = safe_paths.open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as handle:
         if handle.tell() == 0:
             handle.write(_CKPT_MAGIC + struct.pack("<I", len(ns)) + ns)
         for cid, sha, vec in rows:
@@ -172,9 +176,13 @@ def read_checkpoint(cache_dir: Path, set_id: str,
     (and a file for another namespace) are ignored: a corrupt checkpoint is a cache miss."""
     path = _checkpoint_path(cache_dir, set_id)
     try:
-        data = path.read_bytes()
-    except OSError:
+        if not safe_paths.check_state_dir(path.parent, cache_dir):
+            return []
+        fd = safe_paths.open_regular(path, os.O_RDONLY)
+    except (OSError, GitquarryError):  # missing, a link, not a regular file: a cache miss
         return []
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read()
     if not data.startswith(_CKPT_MAGIC):
         return []
     pos = len(_CKPT_MAGIC)
@@ -199,8 +207,8 @@ def read_checkpoint(cache_dir: Path, set_id: str,
 
 
 def drop_checkpoint(cache_dir: Path, set_id: str) -> None:
-    with contextlib.suppress(OSError):
-        _checkpoint_path(cache_dir, set_id).unlink()
+    with contextlib.suppress(OSError, GitquarryError):
+        safe_paths.unlink_regular(_checkpoint_path(cache_dir, set_id))
 
 
 # --- the run --------------------------------------------------------------------------------
@@ -400,7 +408,7 @@ def index_revision_set(
         else NO_NAMESPACE
     cache_dir = cache_dir or cache_dir_for(binding, config)
     with writer_lock(cache_dir), BlobReader(_git_dir(binding)) as reader, \
-            DocsCache(cache_dir / DB_NAME) as cache:
+            DocsCache(cache_dir / DB_NAME, writer=True) as cache:
         _exclude_cache_dir(binding, cache_dir)
         resolved = resolve_revision(binding, reader, revision=revision,
                                     include_worktree=include_worktree)
@@ -411,6 +419,8 @@ def index_revision_set(
             namespace_id=namespace_key, authority=resolved.authority,
             overlay_digest=resolved.overlay_digest, state="building",
         )
+        result.warnings.extend({"code": "docs_cache_replaced", "message": notice}
+                               for notice in cache.store.notices)
         existing = cache.get_set(set_id)
         if existing is not None and existing.state == "ready":
             result.state, result.up_to_date = "ready", True

@@ -260,9 +260,12 @@ def _drop_orphans(conn: Any, report: GcReport) -> None:
 def _prune_checkpoints(cache_dir: Path, db: Path, report: GcReport, now: float) -> None:
     import sqlite3
 
+    from gitquarry.store import safe_paths
+
     directory = cache_dir / "checkpoints"
-    if not directory.is_dir():
+    if not safe_paths.check_state_dir(directory, cache_dir):
         return
+    safe_paths.check_sqlite_files(db)  # never a link: SQLite would follow it
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         live = {r[0] for r in conn.execute("SELECT set_id FROM revision_sets")}
@@ -274,7 +277,10 @@ def _prune_checkpoints(cache_dir: Path, db: Path, report: GcReport, now: float) 
         except OSError:
             continue
         if old or path.stem not in live:
-            path.unlink(missing_ok=True)
+            try:
+                safe_paths.unlink_regular(path)
+            except GitquarryError:  # a link or FIFO placed there: never deleted through
+                continue
             report.deleted_checkpoints += 1
 
 

@@ -71,6 +71,8 @@ def run_history_index(ctx: JobContext) -> dict[str, Any]:
     graph_error: str | None = None
     with ctx.writer_lease(ws):
         store = ws.open_store(create=True)
+        for notice in store.notices:  # an index set aside or adopted (store.trust)
+            ctx.event("index_trust", message=ctx.daemon.redact(notice))
         try:
             report = index_workspace(ws.root, store, ws.config, progress=ctx.progress)
             indexed_state = indexed_state_digest(store.conn)

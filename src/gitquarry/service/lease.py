@@ -10,6 +10,10 @@ recognised by its pid and reported as free.
 ``gitquarry index`` (the CLI), ``gitquarry graph reindex`` and every daemon job take this same
 lease, so a foreground run and the daemon never write one database at once. Acquiring waits a
 bounded time, retrying with exponential backoff (50 ms doubling to 1 s).
+
+The lock file is opened with ``O_NOFOLLOW`` and checked to be a regular file
+(``store.safe_paths``): a checkout that commits ``.gitquarry/index.lock`` as a link to a
+victim file gets a refusal, never a truncated victim.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitquarry.errors import IndexAccessError, WriterBusyError
+from gitquarry.errors import WriterBusyError
+from gitquarry.store import safe_paths
 
 #: who is writing when a caller does not say (``holder=None``): a daemon job sets its
 #: ``daemon job-000004`` here for the duration of its run; everyone else is the CLI.
@@ -66,9 +71,10 @@ def read_holder(lock_path: Path) -> LeaseHolder | None:
     """The identity recorded in ``lock_path`` if its process is alive, else None.
 
     Never takes the lock (it cannot delay a writer)."""
+    data = safe_paths.read_small(lock_path, 4096)  # never a link, never blocks on a FIFO
     try:
-        raw = lock_path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        raw = data.decode("utf-8") if data is not None else ""
+    except UnicodeDecodeError:
         return None
     if not raw.strip():
         return None
@@ -101,13 +107,12 @@ def writer_lease(
 
     :raises WriterBusyError: still held after ``wait_s`` seconds (names the holder).
     :raises IndexAccessError: the lock file cannot be created or opened.
+    :raises IndexPathUnsafeError: the lock file (or its directory) is a link or not a
+        regular file: it came with the checkout, and is never followed or truncated.
     """
-    try:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_path, "a+", encoding="utf-8")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise IndexAccessError(lock_path.parent, exc.strerror or str(exc)) from exc
-    with handle:
+    safe_paths.ensure_state_dir(lock_path.parent)
+    fd = safe_paths.open_regular(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    with os.fdopen(fd, "r+b") as handle:
         started = time.monotonic()
         delay = _FIRST_DELAY_S
         waited = False

@@ -34,9 +34,11 @@ from gitquarry.errors import (
     IndexFullError,
     IndexIOError,
     IndexReadOnlyError,
+    IndexUntrustedError,
     SchemaTooNewError,
 )
 from gitquarry.retrieval.tokenize import register_functions
+from gitquarry.store import safe_paths, trust
 from gitquarry.store.capabilities import has_table
 from gitquarry.store.compression import register_functions as register_compression
 from gitquarry.store.compression import take_sql_damage
@@ -168,6 +170,8 @@ class Store:
         self.conn = conn
         #: opened read-only (the index cannot be written here); writes fail.
         self.read_only = read_only
+        #: what opening did that the user should hear of (an index adopted or set aside)
+        self.notices: list[str] = []
         self._depth = 0
 
     @contextmanager
@@ -263,9 +267,18 @@ def open_store(
     migrations: Migrations | None = None,
     required_tables: tuple[str, ...] | None = None,
     read_only: bool = False,
+    writer: bool = False,
 ) -> Store:
     """Open the index database at ``path`` (creating it unless ``read_only``) and apply
     pending migrations (never when ``read_only``).
+
+    Only a database this installation created is opened (``store.trust``): a new one gets an
+    owner token. An existing one without a recorded token raises ``IndexUntrustedError``,
+    unless ``writer`` (a command that builds the index), which sets a foreign one aside and
+    builds a new one, or adopts a legacy one (no token: an older gitquarry); what it did is in
+    ``store.notices``. The callers check first that git tracks nothing in the directory.
+    ``path``, its directory, ``-wal``, ``-shm`` and ``-journal`` must not be links or
+    non-regular files (``store.safe_paths``).
 
     ``migrations``/``required_tables`` select another database's schema (the repository-docs
     cache is its own file with its own migration set); default: the main index's.
@@ -275,6 +288,8 @@ def open_store(
     :raises IndexBusyError: another process holds the write lock past the busy timeout.
     :raises IndexReadOnlyError: ``read_only`` and the file needs a schema upgrade.
     :raises IndexAccessError, IndexFullError, IndexIOError: see the module docstring.
+    :raises IndexPathUnsafeError: a link or non-regular file where the database lives.
+    :raises IndexUntrustedError: not created by this installation (and not ``writer``).
     """
     from gitquarry.store.migrations import MIGRATIONS
     from gitquarry.store.schema import register_all
@@ -285,12 +300,11 @@ def open_store(
     if required_tables is None:
         required_tables = REQUIRED_TABLES
     if not read_only:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IndexAccessError(path.parent, exc.strerror or str(exc)) from exc
-    if path.exists() and not path.is_file():
-        raise IndexAccessError(path, "it is not a regular file")
+        safe_paths.ensure_state_dir(path.parent)
+    existed = safe_paths.check_sqlite_files(path)  # never a link, FIFO, ... (nor its -wal)
+    if not existed and not read_only:
+        for suffix in ("-wal", "-shm", "-journal"):  # left by a deleted database: never replay
+            safe_paths.unlink_regular(Path(f"{path}{suffix}"))
     _current_path.set(path)
     try:
         conn = _connect(path, read_only=read_only)
@@ -299,8 +313,27 @@ def open_store(
     conn.row_factory = sqlite3.Row
     register_functions(conn)  # FTS5 triggers call gq_index_text / gq_index_diff
     register_compression(conn)  # ... and gq_inflate
+    notices: list[str] = []
+    adopt = False
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if existed:  # ours? read before anything is written or migrated
+            kind = trust.classify(conn)
+            if kind == "empty":
+                existed = False  # nothing in it to trust or distrust: stamped as new
+            elif kind != "ours":
+                if not writer or read_only:
+                    raise IndexUntrustedError(path, kind)
+                if kind == "foreign":
+                    conn.close()
+                    aside = trust.set_aside(path)
+                    store = open_store(path, migrate=migrate, migrations=migrations,
+                                       required_tables=required_tables, writer=True)
+                    store.notices.insert(0, (
+                        f"{path} was not created by this installation (its owner token is "
+                        f"not recorded): set it aside as {aside.name} and built a new one"))
+                    return store
+                adopt = True
         if not read_only:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -309,6 +342,8 @@ def open_store(
         conn.execute("PRAGMA cache_size = -65536")
         for hook in list(_hooks):
             hook(conn)
+        if not read_only and not existed:  # stamped before its first table: never unowned
+            trust.stamp(conn, path)
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(migrations.names):
             conn.close()
@@ -330,6 +365,10 @@ def open_store(
             missing = [t for t in required_tables if not has_table(conn, t)]
             if missing:
                 raise IndexCorruptError(path, f"missing tables: {', '.join(missing)}")
+        if not read_only and adopt:
+            trust.stamp(conn, path)
+            notices.append(f"adopted {path}, made by an older gitquarry: it now carries "
+                               "this installation's owner token")
     except sqlite3.Error as exc:
         conn.close()
         typed = translate_storage_error(exc, path)
@@ -339,7 +378,9 @@ def open_store(
     except BaseException:
         conn.close()
         raise
-    return Store(path, conn, read_only=read_only)
+    store = Store(path, conn, read_only=read_only)
+    store.notices.extend(notices)
+    return store
 
 
 def translate_sqlite_error(path: Path, exc: sqlite3.Error) -> Exception:
