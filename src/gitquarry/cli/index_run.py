@@ -165,7 +165,7 @@ def _repo_messages(rep: RepoReport) -> None:
         warn(
             f"{prefix}{_count(rep.files_cut_commits, 'commit changes', 'commits change')} "
             f"more than {FILES_MAX} files; the first {FILES_MAX} paths of each are indexed "
-            "(the diff is cut too): " + ", ".join(rep.files_cut_examples)
+            "(the rest are counted): " + ", ".join(rep.files_cut_examples)
             + (" …" if rep.files_cut_commits > len(rep.files_cut_examples) else "")
         )
     if rep.invalid_time_commits:
