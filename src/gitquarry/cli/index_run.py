@@ -161,6 +161,15 @@ def _repo_messages(rep: RepoReport) -> None:
     if rep.decode_warnings:
         warn(f"{prefix}{_count(rep.decode_warnings, 'commit', 'commits')} held invalid UTF-8, "
              "decoded with U+FFFD")
+    if rep.files_cut_commits:
+        from gitquarry.gitio.log import FILES_MAX
+
+        warn(
+            f"{prefix}{_count(rep.files_cut_commits, 'commit changes', 'commits change')} "
+            f"more than {FILES_MAX} files; the first {FILES_MAX} paths of each are indexed "
+            "(the rest are counted): " + ", ".join(rep.files_cut_examples)
+            + (" …" if rep.files_cut_commits > len(rep.files_cut_examples) else "")
+        )
     if rep.invalid_time_commits:
         warn(
             f"{prefix}{_count(rep.invalid_time_commits, 'commit has', 'commits have')} an "

@@ -48,6 +48,9 @@ _READ_SIZE = 1 << 20
 _MISSING_NOTE = "(diff unavailable: a Git object is missing from the local object store: {reason})"
 #: bytes of diff kept per commit, whatever the line count (one minified line can be huge).
 DELTA_MAX_BYTES = 256 * 1024
+#: changed paths kept per commit (``LogCommit.files``); the rest are counted in
+#: ``files_total``, so a commit touching a million files costs memory for 10,000 paths.
+FILES_MAX = 10_000
 
 
 @dataclass
@@ -60,9 +63,12 @@ class LogCommit:
     the repository's ``.mailmap`` (git's ``%aN``/``%aE``); ``author_raw`` is the identity as
     committed (``%an <%ae>``).
 
-    ``files`` lists every changed path (a rename or copy lists old and new), in git's order,
-    deduplicated. ``delta`` is the diff truncated to ``delta_max_lines`` lines with a closing
-    ``... (N lines omitted)`` line, or a note saying why it is unavailable.
+    ``files`` lists the changed paths (a rename or copy lists old and new), in git's order,
+    deduplicated, at most ``FILES_MAX`` of them; ``files_total`` counts every path git listed
+    (the same number unless the list was cut: ``files_cut``). ``delta`` is the diff truncated
+    to ``delta_max_lines`` lines with a closing ``... (N lines omitted)`` line, or a note
+    saying why it is unavailable; a cut file list adds ``... (N more changed files not
+    listed: K of T kept)``.
     ``decode_errors`` names the fields that held invalid UTF-8 (decoded with U+FFFD).
     """
 
@@ -76,6 +82,7 @@ class LogCommit:
     committer_time: int
     raw_message: str
     files: list[str] = field(default_factory=list)
+    files_total: int = 0
     delta: str = ""
     delta_lines: int = 0
     delta_missing: bool = False
@@ -101,10 +108,16 @@ class LogCommit:
         self.shallow = True
         self.parents = []
         self.files = []
+        self.files_total = 0
         self.delta = "(diff unavailable: shallow clone boundary; parents are not in this clone)"
         self.delta_lines = 0
         if self.patch_id is not None:
             self.patch_id = ""
+
+    @property
+    def files_cut(self) -> bool:
+        """True when git listed more changed paths than ``files`` keeps (``FILES_MAX``)."""
+        return self.files_total > len(self.files)
 
     @property
     def author(self) -> str:
@@ -286,6 +299,8 @@ class _Parser:
         self.current: LogCommit | None = None
         self.delta: _Delta | None = None
         self.sink = sink
+        #: the current commit's kept paths (membership test in O(1), at most FILES_MAX)
+        self._paths: set[str] = set()
 
     def feed(self, chunk: bytes) -> Iterator[LogCommit]:
         if self.pos > (1 << 20) and self.pos > len(self.buf) // 2:
@@ -313,6 +328,9 @@ class _Parser:
                 commit.decode_errors.append("diff")
             commit.delta = text
             commit.delta_lines = total
+        if commit.files_cut:
+            commit.delta += (f"\n... ({commit.files_total - len(commit.files)} more changed files"
+                             f" not listed: {len(commit.files)} of {commit.files_total} kept)")
         self.current = None
         self.delta = None
         return commit
@@ -328,6 +346,7 @@ class _Parser:
                 if end == -1:
                     return
                 self.current = _parse_header(bytes(buf[start + len(_START) : end]))
+                self._paths = set()
                 if self.sink is not None:
                     self.sink.begin(self.current.hash)
                 self.delta = None
@@ -375,12 +394,20 @@ class _Parser:
                             continue
                         return
                     assert self.current is not None
+                    commit = self.current
                     for raw_path in paths:
+                        if len(commit.files) >= FILES_MAX:
+                            # past the cap: counted, not kept (git lists a path once per
+                            # entry; only a rename's two paths share an entry)
+                            commit.files_total += 1
+                            continue
                         text, bad = decode(raw_path)
-                        if bad and "path" not in self.current.decode_errors:
-                            self.current.decode_errors.append("path")
-                        if text not in self.current.files:
-                            self.current.files.append(text)
+                        if bad and "path" not in commit.decode_errors:
+                            commit.decode_errors.append("path")
+                        if text not in self._paths:
+                            self._paths.add(text)
+                            commit.files.append(text)
+                            commit.files_total += 1
                     self.pos = cursor
                 else:
                     if buf[self.pos : self.pos + 1] == b"\x00":

@@ -501,6 +501,11 @@ def _count_warnings(commit: LogCommit, report: RepoReport) -> None:
             "commit %s in %s: invalid UTF-8 in %s, decoded with U+FFFD",
             commit.hash, report.path, ", ".join(commit.decode_errors),
         )
+    if commit.files_cut:
+        report.files_cut_commits += 1
+        if len(report.files_cut_examples) < _TIME_EXAMPLES:
+            report.files_cut_examples.append(
+                f"{commit.hash[:12]} ({len(commit.files)} of {commit.files_total})")
     if commit.invalid_times:
         report.invalid_time_commits += 1
         if len(report.invalid_time_examples) < _TIME_EXAMPLES:

@@ -48,6 +48,9 @@ class RepoReport:
     #: commits whose author or committer time was out of range (clamped; see gitio.log)
     invalid_time_commits: int = 0
     invalid_time_examples: list[str] = field(default_factory=list)
+    #: commits that change more than ``gitio.log.FILES_MAX`` paths: the first ones are kept
+    files_cut_commits: int = 0
+    files_cut_examples: list[str] = field(default_factory=list)
     #: stored commits whose identity changed because the .mailmap changed
     identities_remapped: int = 0
     mailmap_changed: bool = False

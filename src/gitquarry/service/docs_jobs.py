@@ -14,9 +14,12 @@ none older than 30 days; overlays 24 h; non-ready terminal sets 7 days; then, wh
 vectors exceed the ceiling (512 MiB, ``GITQUARRY_REPO_DOC_VECTOR_BYTES``, or seed 002's
 ``GITCODE_MCP_REPO_DOC_VECTOR_BYTES`` when ours is unset), the oldest sets
 first. Always kept: the newest ready set of each identity (of sets finished in the same
-second, the one created last), the set just built, and sets
-still building. Chunks, vectors and chunking records no kept set references are deleted;
-checkpoint files of deleted sets, or older than 7 days, too. GC is skipped while another
+second, the one created last) and the set just built. A set still marked ``building`` is
+one whose builder died (killed mid-build: retention holds the cache's writer lease, which
+every build holds throughout, so none is running); it is resumed if its revision is
+indexed again, else collected like a non-ready set after 7 days. Chunks, vectors and
+chunking records no kept set references are deleted; checkpoint files of deleted sets, or
+older than 7 days, too. GC is skipped while another
 writer holds the cache. Searches already holding a set's snapshot are unaffected: they
 loaded it in one read transaction, and citations hydrate from Git.
 """
@@ -198,8 +201,6 @@ def _collect(store: Any, report: GcReport, keep_set: str | None, now: float) -> 
     protected: set[str] = {keep_set} if keep_set else set()
     by_identity: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        if r["state"] == "building":
-            protected.add(r["set_id"])
         key = (r["git_store_ref"], r["policy_hash"], r["chunk_policy"], r["namespace_key"])
         by_identity.setdefault(key, []).append(r)
     doomed: dict[str, str] = {}
@@ -217,7 +218,7 @@ def _collect(store: Any, report: GcReport, keep_set: str | None, now: float) -> 
         for r in sets:
             if r["overlay_digest"] and now - r["updated_at"] > OVERLAY_AGE_S:
                 doomed.setdefault(r["set_id"], "overlay")
-            elif r["state"] in ("failed", "superseded", "partial") and (
+            elif r["state"] in ("failed", "superseded", "partial", "building") and (
                 now - r["updated_at"] > NON_READY_AGE_S
             ):
                 doomed.setdefault(r["set_id"], "non_ready")
