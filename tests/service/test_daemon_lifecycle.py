@@ -124,6 +124,8 @@ def test_cli_start_watch_status_stop(service_env: dict[str, str], tmp_path: Path
         out = cli("index", str(ws), "--watch", "--no-embed")
         assert out.returncode == 0, out.stderr
         assert "Watching proj (ws-" in out.stderr
+        # issue 24: a next-step hint where the user stops
+        assert "hint: `gitquarry daemon status`" in out.stderr, out.stderr
         status = cli("daemon", "status")
         assert status.returncode == 0 and "proj" in status.stdout
         assert str(tmp_path) not in status.stdout
@@ -136,6 +138,12 @@ def test_cli_start_watch_status_stop(service_env: dict[str, str], tmp_path: Path
         assert attached.returncode == 0 and "succeeded" in attached.stdout
         bad = cli("jobs", "show", "nonsense")
         assert bad.returncode == 2 and "job-000001" in bad.stderr
+        # issue 24: a well-formed id of no job is "not found" (exit 3), not a usage error
+        missing = cli("jobs", "show", "job-999999")
+        assert missing.returncode == 3, missing
+        assert missing.stderr.startswith("Error: no job"), missing.stderr
+        watched = cli("daemon", "watch", str(ws))
+        assert watched.returncode == 0 and "hint: `gitquarry daemon status`" in watched.stderr
     finally:
         stopped = cli("daemon", "stop")
     assert stopped.returncode == 0 and "Stopped" in stopped.stdout

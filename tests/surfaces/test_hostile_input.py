@@ -111,7 +111,10 @@ def test_a_budget_too_small_for_one_result_is_an_error_not_an_empty_page(
     base = ["history", "retry", "--project", str(ws), "--mode", "lexical", "--json",
             "--detail", "compact"]
     code, out, err = cli(*base, "--max-tokens", "500")
-    assert code == 2 and out == "", (out, err)  # before: results [] and a cursor at offset 0
+    # before: results [] and a cursor at offset 0; since issue 24 the stdout of a --json
+    # error is the error as JSON (it was empty), never a page
+    assert code == 2 and json.loads(out)["error"]["exit_code"] == 2, (out, err)
+    assert "results" not in json.loads(out), out
     found = re.search(r"needs about ([\d,]+)", err)
     assert found and "--max-tokens" in err, err
     code, out, err = cli(*base, "--max-tokens", found.group(1).replace(",", ""))
