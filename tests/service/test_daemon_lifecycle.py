@@ -18,6 +18,7 @@ from gitquarry.service import paths
 from .conftest import Api, DaemonProcess, commit, history_hashes, make_repo
 
 
+@pytest.mark.slow  # issue 24: >= 10 s under load (~1.5 s idle); CI runs it
 def test_watched_commit_becomes_searchable_and_status_has_no_paths(
     daemon: DaemonProcess, api: Api, tmp_path: Path, service_env: dict[str, str]
 ) -> None:
@@ -60,6 +61,7 @@ def test_watched_commit_becomes_searchable_and_status_has_no_paths(
     api.assert_no_absolute_paths(tmp_path, Path(service_env["XDG_RUNTIME_DIR"]))
 
 
+@pytest.mark.slow  # issue 24: >= 10 s under load (~1.5 s idle); CI runs it
 def test_one_daemon_per_user_even_when_two_race(
     daemon: DaemonProcess, service_env: dict[str, str]
 ) -> None:
@@ -113,6 +115,7 @@ def test_private_files_and_clean_stop(daemon: DaemonProcess, api: Api, tmp_path:
         api.call("ping")
 
 
+@pytest.mark.slow  # issue 24: >= 10 s under load (~1.5 s idle); CI runs it
 def test_cli_start_watch_status_stop(service_env: dict[str, str], tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "proj", commits=2)
 
