@@ -82,6 +82,7 @@ def test_one_daemon_per_user_even_when_two_race(
     assert winner.poll() is None
 
 
+@pytest.mark.slow  # issue 24: >= 5 s under load (~1 s idle); CI runs it
 def test_socket_removed_under_a_running_daemon_is_recreated(
     daemon: DaemonProcess, api: Api
 ) -> None:
@@ -156,6 +157,7 @@ def test_cli_start_watch_status_stop(service_env: dict[str, str], tmp_path: Path
     assert paths.socket_dir() == paths.state_dir()
 
 
+@pytest.mark.slow  # issue 24: >= 5 s under load (~1 s idle); CI runs it
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another user")
 def test_a_connection_from_another_user_is_refused_by_peer_credentials(
     daemon: DaemonProcess, api: Api
