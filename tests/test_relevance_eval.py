@@ -44,6 +44,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITQUARRY_CONFIG", os.devnull)
 
 
+@pytest.mark.slow  # issue 24: >= 10 s under load (~1.5 s idle); CI runs it
 def test_checked_in_queries_match_the_builder(modules, tmp_path: Path, isolated_env) -> None:
     """The fixture is deterministic and queries.jsonl holds its real hashes."""
     fixture, _ = modules

@@ -3,12 +3,19 @@
 Each class is one condition and carries its data in fields. Messages are written to be shown
 to users as they are. Surfaces (CLI, MCP) translate these once at their edge; nothing
 recognises an error by its message text. ``exit_code`` is the CLI exit status (1 = runtime
-error, 2 = usage error); ``code`` is a stable machine-readable identifier.
+error, 2 = usage error, 3 = not found: a hash, path, revision or job that does not exist);
+``code`` is a stable machine-readable identifier.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+#: CLI exit status of a usage error (a bad option or value, as click uses)
+USAGE_EXIT = 2
+#: CLI exit status of a well-formed name of something that does not exist: a commit hash or
+#: prefix no indexed commit has, a path no indexed repository has, a revision, a job id
+NOT_FOUND_EXIT = 3
 
 
 class GitquarryError(Exception):
@@ -628,9 +635,11 @@ class FileRefusedError(GitquarryError):
 
 
 class RevisionNotFoundError(UsageError):
-    """A revision (branch, tag, hash, ``HEAD~3``) names no commit in the repository."""
+    """A revision (branch, tag, hash, ``HEAD~3``) names no commit in the repository. CLI exit
+    code 3 (not found)."""
 
     code = "revision_not_found"
+    exit_code = NOT_FOUND_EXIT
 
     def __init__(self, revision: str) -> None:
         super().__init__(f"revision {revision!r} names no commit in this repository")
@@ -812,9 +821,10 @@ class DaemonUnreachableError(DaemonUnavailableError):
 
 
 class JobNotFoundError(GitquarryError):
-    """No job has this public id."""
+    """No job has this public id. CLI exit code 3 (not found)."""
 
     code = "job_not_found"
+    exit_code = NOT_FOUND_EXIT
 
     def __init__(self, job_id: str) -> None:
         super().__init__(f"no job {job_id!r}; `gitquarry jobs list` shows the jobs")
@@ -911,9 +921,11 @@ class WebPortError(WebError):
 
 
 class NotFoundError(GitquarryError):
-    """A page asked for something that does not exist (a commit, a graph node, a job)."""
+    """A page asked for something that does not exist (a commit, a graph node, a job). CLI
+    exit code 3."""
 
     code = "not_found"
+    exit_code = NOT_FOUND_EXIT
 
     def __init__(self, what: str, detail: str) -> None:
         super().__init__(f"{what}: {detail}")
@@ -939,22 +951,26 @@ class CursorExpiredError(GitquarryError):
 
 
 class CommitNotFoundError(UsageError):
-    """A commit hash or prefix names no indexed commit (or several)."""
+    """A commit hash or prefix names no indexed commit (``missing``: CLI exit code 3, not
+    found), or it is malformed or ambiguous (exit code 2, a usage error)."""
 
     code = "commit_not_found"
 
-    def __init__(self, commit: str, reason: str) -> None:
+    def __init__(self, commit: str, reason: str, *, missing: bool = False) -> None:
         super().__init__(f"commit {commit!r}: {reason}")
         self.commit = commit
         self.reason = reason
+        self.exit_code = NOT_FOUND_EXIT if missing else USAGE_EXIT
 
 
 class PathNotFoundError(UsageError):
-    """A file path names no file of an indexed repository at the revision asked for."""
+    """A file path names no file of an indexed repository at the revision asked for
+    (``missing``: CLI exit code 3, not found), or several and it must say which (exit 2)."""
 
     code = "path_not_found"
 
-    def __init__(self, path: str, reason: str) -> None:
+    def __init__(self, path: str, reason: str, *, missing: bool = True) -> None:
         super().__init__(f"{path!r}: {reason}")
         self.path = path
         self.reason = reason
+        self.exit_code = NOT_FOUND_EXIT if missing else USAGE_EXIT

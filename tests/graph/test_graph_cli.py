@@ -83,7 +83,10 @@ def test_search_unknown_kind_is_a_usage_error(project: Path, capsys) -> None:
     assert "domain, feature, service, entity, adr" in err
     code, out, err = run(capsys, "search", "search", "--kind", "galaxy", "--project",
                          str(project), "--json")
-    assert code == 2 and out == "" and "did you mean" not in err, err
+    # issue 24 changed this contract: under --json the error is also JSON on stdout (it
+    # was an empty stdout)
+    assert code == 2 and "did you mean" not in err, err
+    assert json.loads(out)["error"]["code"] == "invalid_argument", out
 
 
 def test_search_kind_the_graph_uses_is_accepted(make_project, capsys) -> None:

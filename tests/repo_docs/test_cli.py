@@ -51,7 +51,9 @@ def test_register_plan_index_search_status(capsys: pytest.CaptureFixture[str],
     [
         (["repo-docs", "search", "x", "--mode", "semantic"], 2, "--mode"),
         (["repo-docs", "search", "x", "--limit", "51"], 2, "--limit"),
-        (["repo-docs", "search", "x", "--revision", "nope"], 2, "names no commit"),
+        # issue 24 changed this contract: a revision that does not exist is "not found",
+        # exit 3 (it was 2, a usage error)
+        (["repo-docs", "search", "x", "--revision", "nope"], 3, "names no commit"),
         (["repo-docs", "search", "x", "--registration-id", "reg-x"], 2, "none of them"),
         (["repo-docs", "search", "x", "--repo", "other/repo"], 2, "not registered"),
         (["repo-docs", "register", "--repo", "a b", "--repository-path", "."], 2,

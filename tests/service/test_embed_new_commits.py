@@ -137,8 +137,13 @@ def test_vectors_left_pending_are_embedded_by_reconcile_after_a_restart(
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, text=True,
                           capture_output=True, check=True).stdout.strip()
     _wait_vector(api, repo, head, "reconcile to embed the pending commits")
-    embeds = [j for j in _embed_jobs(api) if j["status"] == "succeeded"]
-    assert embeds and embeds[-1]["origin"] == "reconcile", embeds
+    # the vectors are committed (and visible) before the job that wrote them records its
+    # success: the job list is read once it has, not in between (where it read `running`
+    # and this failed once in a full run)
+    embeds = api.wait_for(
+        lambda: [j for j in _embed_jobs(api) if j["status"] == "succeeded"],
+        timeout=VECTOR_BOUND_S, what="the embed job that wrote the vectors to record success")
+    assert embeds[-1]["origin"] == "reconcile", embeds
 
     # the index file deleted under the watching daemon (no ref moves): reconcile indexes
     # and embeds again, because "done" reads the index rather than the job history

@@ -155,8 +155,11 @@ def web_env() -> Iterator[WebEnv]:
     home = top / "home"
     home.mkdir()
     gitconfig = home / ".gitconfig"
+    # a long e-mail address (issue 24: one made the History page wider than a 390 px phone)
     gitconfig.write_text("[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Lovelace\n"
-                         "\temail = ada@example.com\n[commit]\n\tgpgsign = false\n[gc]\n"
+                         "\temail = ada.lovelace.countess.of.lovelace.analytical.engine.notes"
+                         "@translations.example.com\n"
+                         "[commit]\n\tgpgsign = false\n[gc]\n"
                          "\tauto = 0\n", encoding="utf-8")
     config_path = home / "gitquarry.toml"
     for key, value in {"HOME": str(home), "XDG_STATE_HOME": str(top / "state"),

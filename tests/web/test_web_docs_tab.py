@@ -14,6 +14,9 @@ import pytest
 
 from .conftest import WebEnv
 
+#: Chromium tests (issue 24: the default run leaves the browser tests out; CI runs them)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(autouse=True)
 def default_config(web_env: WebEnv) -> Iterator[None]:

@@ -7,20 +7,26 @@ import contextlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.text import Text
 
 from gitquarry.bounded import cut_text
 from gitquarry.cli.common import (
+    STYLE_HASH,
+    STYLE_TITLE,
     Command,
     JsonOption,
+    NoPagerOption,
     ProjectOption,
     note,
     open_workspace,
     out,
+    paged,
     print_json,
     printable,
+    styled,
     warn,
 )
 
@@ -56,6 +62,16 @@ def _answers(project: Path | None) -> Iterator[HistoryAnswers]:
         searcher.close()
 
 
+def _diff_line(line: str) -> Text:
+    """A diff line coloured as git colours it (added green, removed red, hunk headers cyan)
+    when colour is on."""
+    style = ("green" if line.startswith("+") and not line.startswith("+++")
+             else "red" if line.startswith("-") and not line.startswith("---")
+             else "cyan" if line.startswith("@@") else "bold" if line.startswith("diff ")
+             else "")
+    return styled((line, style)) if style else styled(line)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``show`` and ``blame`` to ``app``."""
 
@@ -69,9 +85,11 @@ def register(app: typer.Typer) -> None:
                                             "at this line (next_diff_offset).")] = 0,
         max_tokens: MaxTokens = None,
         as_json: JsonOption = False,
+        no_pager: NoPagerOption = False,
         project: ProjectOption = None,
     ) -> None:
-        """Show one indexed commit: message, files with line counts, refs, full diff."""
+        """Show one indexed commit: message, files with line counts, refs, full diff. On a
+        terminal the output goes through a pager (see --no-pager)."""
         from gitquarry.history.commit_show import get_commit
 
         with _answers(project) as answers:
@@ -80,7 +98,16 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
-        out(f"commit {data['hash']}")
+        with paged(not no_pager):
+            _print_commit(data)
+        if data["next_diff_offset"] is not None:
+            note(f"diff lines {data['diff_offset']}-{data['next_diff_offset'] - 1} of "
+                 f"{data['diff_lines_total']:,}; more: --offset {data['next_diff_offset']}")
+        if data["diff_source"] != "git":
+            warn(f"diff from the index: {data['diff_source']}")
+
+    def _print_commit(data: dict[str, Any]) -> None:
+        out(styled(("commit " + data["hash"], STYLE_HASH)))
         if data["refs"]:
             more = data["refs_total"] - len(data["refs"])
             out("refs:   " + ", ".join(printable(r) for r in data["refs"])
@@ -90,7 +117,7 @@ def register(app: typer.Typer) -> None:
             out(f"Commit: {printable(data['committer'])}  {_day(data['timestamp'])}")
         out(f"Repo:   {printable(data['repo_path'])}")
         out("")
-        out("    " + printable(data["title"]))
+        out(styled("    ", (data["title"], STYLE_TITLE)))
         for line in data["message"].split("\n") if data["message"] else []:
             out("    " + printable(line))
         out("")
@@ -103,12 +130,7 @@ def register(app: typer.Typer) -> None:
             out(f" ... {data['files_total'] - len(data['files'])} more files")
         out("")
         for line in data["diff"].split("\n") if data["diff"] else []:
-            out(printable(line))
-        if data["next_diff_offset"] is not None:
-            note(f"diff lines {data['diff_offset']}-{data['next_diff_offset'] - 1} of "
-                 f"{data['diff_lines_total']:,}; more: --offset {data['next_diff_offset']}")
-        if data["diff_source"] != "git":
-            warn(f"diff from the index: {data['diff_source']}")
+            out(_diff_line(line))
 
     @app.command("blame", cls=Command)
     def blame_cmd(
@@ -129,10 +151,12 @@ def register(app: typer.Typer) -> None:
                                             "or ids (JSON).")] = "full",
         max_tokens: MaxTokens = None,
         as_json: JsonOption = False,
+        no_pager: NoPagerOption = False,
         project: ProjectOption = None,
     ) -> None:
         """Who last changed these lines and why (git blame with indexed commit messages);
-        with QUERY, the file's history ranked by relevance to it."""
+        with QUERY, the file's history ranked by relevance to it. On a terminal the output
+        goes through a pager (see --no-pager)."""
         from gitquarry.history.answers import AnswerOptions
         from gitquarry.history.blame import blame_answer
         from gitquarry.history.search import validate_top_n
@@ -145,6 +169,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
+        for message in data.get("warnings", []):
+            warn(message)
+        with paged(not no_pager):
+            _print_blame(data, query)
+
+    def _print_blame(data: dict[str, Any], query: str | None) -> None:
         out(f"{printable(data['path'])} at {data['commit'][:10]} ({printable(data['revision'])})"
             + (f", lines {data['range']}" if data["range"] else ""))
         history = data.get("history")
@@ -155,17 +185,15 @@ def register(app: typer.Typer) -> None:
             for r in history.get("results", []):
                 mark = "  * in blame" if r.get("in_blame") else ""
                 date = r.get("date", "")[:10] if "date" in r else _day(r.get("timestamp", 0))
-                out(f"  {str(r['hash'])[:10]}  {date}  "
-                    f"{printable(cut_text(str(r.get('title', '')), 200)[0])}  "
-                    f"score {r.get('score', 0):.3f}{mark}")
+                out(styled("  ", (str(r["hash"])[:10], STYLE_HASH), f"  {date}  ",
+                           (cut_text(str(r.get("title", "")), 200)[0], STYLE_TITLE),
+                           f"  score {r.get('score', 0):.3f}{mark}"))
             out("")
             out("Blame:")
         for e in data["blame"]:
             refs = (f"  [{', '.join(printable(r) for r in e['refs'][:3])}]"
                     if e.get("refs") else "")
-            out(f"{e['hash'][:10]}  {e.get('date', '')[:10]}  "
-                f"{printable(cut_text(str(e.get('author', '')).split(' <')[0], 60)[0])}  "
-                f"{printable(cut_text(str(e.get('title', '')), 200)[0])}{refs}")
+            out(styled((e["hash"][:10], STYLE_HASH), f"  {e.get('date', '')[:10]}  ",
+                       f"{cut_text(str(e.get('author', '')).split(' <')[0], 60)[0]}  ",
+                       (cut_text(str(e.get("title", "")), 200)[0], STYLE_TITLE), refs))
             out(f"    lines {e['lines']}" + ("" if e["indexed"] else "  (not indexed)"))
-        for message in data.get("warnings", []):
-            warn(message)

@@ -1,6 +1,8 @@
 """The ``gitquarry`` command: the Typer app, its subcommand modules and the error edge.
 
-Exit codes: 0 success, 1 runtime error (``Error: …`` on stderr), 2 usage error, 130 interrupted.
+Exit codes (:data:`EXIT_CODES`, also the ``--help`` epilog and README.md): 0 success (a
+search with no results too), 1 runtime error (``Error: …`` on stderr), 2 usage error, 3 not
+found, 130 interrupted. Under ``--json`` an error is also a JSON object on stdout.
 Set ``GITQUARRY_DEBUG=1`` to see a traceback for an unexpected internal error.
 """
 
@@ -18,14 +20,32 @@ try:  # recent typer vendors click as typer._click; older typer uses click itsel
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[no-redef,assignment]
 
-from gitquarry.cli.common import Command, Group, printable
-from gitquarry.errors import GitquarryError, InvalidArgumentError
+from gitquarry.cli.common import COLOR_MODES, Command, Group, print_json_error, printable, set_color
+from gitquarry.errors import NOT_FOUND_EXIT, USAGE_EXIT, GitquarryError, InvalidArgumentError
 from gitquarry.store.connection import translate_storage_error
+
+#: every exit status of the command, with its meaning (the one table: ``--help`` shows it,
+#: README.md repeats it, tests/test_cli_contract.py checks both)
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (0, "success, also a search that finds nothing (as git log and gh)"),
+    (1, "runtime error (no index yet, git failed, storage, daemon)"),
+    (USAGE_EXIT, "usage error (a bad option or value; a malformed or ambiguous hash)"),
+    (NOT_FOUND_EXIT, "not found (a commit, path, revision or job id that does not exist)"),
+    (130, "interrupted (Ctrl-C)"),
+)
+
+
+def _epilog() -> str:
+    rows = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
+    return ("\b\nExit codes:\n" + rows + "\n\nWith --json an error is also "
+            '{"error": {"code", "message", "exit_code"}} on stdout.')
+
 
 app = typer.Typer(
     name="gitquarry",
     cls=Group,
     help="Local-first search over Git history, repository docs and architecture graphs.",
+    epilog=_epilog(),
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -60,14 +80,33 @@ def _root(
         False, "--version", help="Print the version and exit.", callback=_version,
         is_eager=True,
     ),
+    color: str = typer.Option(
+        "auto", "--color", metavar="WHEN",
+        help=f"Colour titles, hashes and match marks: {' | '.join(COLOR_MODES)} (auto: on a "
+        "terminal, unless NO_COLOR is set or TERM=dumb).",
+    ),
 ) -> None:
     """Local-first search over Git history, repository docs and architecture graphs."""
+    set_color(color)
 
 
 def _register_commands() -> None:
-    from gitquarry.cli import answers, daemon, graph, history, jobs, mcp, repo_docs, web
+    from gitquarry.cli import (
+        answers,
+        completion,
+        config,
+        daemon,
+        graph,
+        history,
+        jobs,
+        mcp,
+        repo_docs,
+        web,
+    )
 
     history.register(app)
+    completion.register(app)
+    config.register(app)
     answers.register(app)
     graph.register(app)
     repo_docs.register(app)
@@ -155,16 +194,42 @@ def _configure_logging() -> None:
     logging.basicConfig(level=getattr(logging, level, logging.ERROR), handlers=[handler])
 
 
+def _wants_json(argv: list[str] | None) -> bool:
+    """Whether the command line asks for ``--json`` (before a ``--``)."""
+    args = sys.argv[1:] if argv is None else argv
+    for arg in args:
+        if arg == "--":
+            return False
+        if arg == "--json":
+            return True
+    return False
+
+
+def _fail(argv: list[str] | None, code: str, message: str, exit_code: int) -> None:
+    """``Error: message`` on stderr (and under ``--json`` the JSON error on stdout); exit."""
+    _echo_err(f"Error: {message}")
+    if _wants_json(argv):
+        print_json_error(code, message, exit_code)
+    sys.exit(exit_code)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point. Translates errors to messages and exit codes."""
+    """Console-script entry point. Translates errors to messages and exit codes
+    (:data:`EXIT_CODES`)."""
     _configure_logging()
     command = get_command(app)
+    if "_GITQUARRY_COMPLETE" in os.environ:  # the shell asks for completions
+        from typer._completion_classes import completion_init
+
+        completion_init()
     try:
         result = command.main(args=argv, prog_name="gitquarry", standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except ClickException as exc:  # usage errors: exit 2
         exc.show(file=_EscapingStderr())  # type: ignore[arg-type]
+        if _wants_json(argv):
+            print_json_error("usage_error", printable(exc.format_message()), exc.exit_code)
         sys.exit(exc.exit_code)
     except typer.Abort:
         _echo_err("Aborted.")
@@ -173,19 +238,15 @@ def main(argv: list[str] | None = None) -> None:
         _echo_err("Interrupted.")
         sys.exit(130)
     except GitquarryError as exc:
-        _echo_err(f"Error: {cli_message(exc)}")
-        sys.exit(exc.exit_code)
+        _fail(argv, exc.code, cli_message(exc), exc.exit_code)
     except Exception as exc:
         typed = translate_storage_error(exc)  # corruption, disk full, permissions, I/O
         if typed is not None:
-            _echo_err(f"Error: {cli_message(typed)}")
-            sys.exit(typed.exit_code)
+            _fail(argv, typed.code, cli_message(typed), typed.exit_code)
         # a bug: say so plainly, traceback only on request
         if os.environ.get("GITQUARRY_DEBUG"):
             traceback.print_exc()
-        _echo_err(
-            f"Error: internal error ({type(exc).__name__}: {exc}). "
-            "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it."
-        )
-        sys.exit(1)
+        _fail(argv, "internal_error",
+              f"internal error ({type(exc).__name__}: {exc}). "
+              "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it.", 1)
     sys.exit(result if isinstance(result, int) else 0)

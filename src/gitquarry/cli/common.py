@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +23,93 @@ from gitquarry.workspace import Workspace, resolve_workspace
 stdout = Console(highlight=False, soft_wrap=True, markup=False)
 #: progress bars, warnings and errors
 stderr = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+
+#: ``--color`` values: ``auto`` colours a terminal unless ``NO_COLOR`` is set or
+#: ``TERM=dumb`` (Rich's own detection); ``always`` colours pipes too; ``never`` never does
+COLOR_MODES = ("auto", "always", "never")
+
+#: styles of the human output (plain text when colour is off)
+STYLE_HASH = "yellow"
+STYLE_TITLE = "bold"
+STYLE_MARK = "bold red"
+
+
+def set_color(mode: str) -> None:
+    """Apply ``--color=auto|always|never`` to both consoles (in place: modules hold them).
+
+    :raises typer.BadParameter: ``mode`` is none of :data:`COLOR_MODES`."""
+    if mode not in COLOR_MODES:
+        raise typer.BadParameter(f"{mode!r} is not one of {', '.join(COLOR_MODES)}",
+                                 param_hint="--color")
+    if mode == "auto" and os.environ.get("NO_COLOR", ""):
+        mode = "never"  # no-color.org: no colour, and here no bold or dim either
+    for console, on_stderr in ((stdout, False), (stderr, True)):
+        force = True if mode == "always" else None
+        no_color = True if mode == "never" else None
+        # re-run the constructor on the same object: every module imported it by name
+        console.__init__(  # type: ignore[misc]
+            stderr=on_stderr, highlight=False, soft_wrap=True, markup=False,
+            force_terminal=force, no_color=no_color,
+            color_system=None if mode == "never" else "auto",
+        )
+
+
+def styled(*pieces: str | tuple[str, str]) -> Text:
+    """A line from escaped pieces: a ``str`` is shown as is (after :func:`printable`), a
+    ``(text, style)`` pair in that style when colour is on."""
+    text = Text()
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            text.append(printable(piece[0]), style=piece[1])
+        else:
+            text.append(printable(piece))
+    return text
+
+
+#: the pager when neither ``GITQUARRY_PAGER``, ``GIT_PAGER`` nor ``PAGER`` names one
+DEFAULT_PAGER = "less"
+
+
+def pager_command(environ: dict[str, str] | None = None) -> str | None:
+    """The pager command line for long output, as git chooses one: ``GITQUARRY_PAGER``,
+    then ``GIT_PAGER``, then ``PAGER``, then ``less``; ``None`` when the chosen value is
+    empty or ``cat`` (no pager)."""
+    env = os.environ if environ is None else environ
+    for name in ("GITQUARRY_PAGER", "GIT_PAGER", "PAGER"):
+        if name in env:
+            value = env[name].strip()
+            return None if value in ("", "cat") else value
+    return DEFAULT_PAGER
+
+
+@contextlib.contextmanager
+def paged(enabled: bool) -> Iterator[None]:
+    """Send what the block writes to :data:`stdout` through the pager when ``enabled`` and
+    stdout is a terminal (``--no-pager`` turns it off; ``less`` gets ``LESS=FRX`` unless
+    ``LESS`` is set, so output shorter than a screen is printed and kept, as git does). If
+    the pager cannot be started the output is printed as is."""
+    command = pager_command() if enabled and stdout.is_terminal else None
+    if command is None:
+        yield
+        return
+    with stdout.capture() as capture:
+        yield
+    text = capture.get()
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    env.setdefault("LV", "-c")
+    try:
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # the reader quit the pager early
+        proc.stdin.write(text.encode("utf-8", "replace"))
+        proc.stdin.close()
+    with contextlib.suppress(KeyboardInterrupt):
+        proc.wait()
 
 def _plain_flags(params: list[Any]) -> list[Any]:
     """Flags take no value: show none (not ``<bool>``) in help."""
@@ -109,6 +200,9 @@ ProjectOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+NoPagerOption = Annotated[bool, typer.Option(
+    "--no-pager", help="Print straight to the terminal (long output goes through "
+    "$GITQUARRY_PAGER, $GIT_PAGER, $PAGER or less otherwise).")]
 
 
 def open_workspace(
@@ -139,6 +233,22 @@ def print_json(data: Any) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False).translate(_JSON_CONTROL)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+
+
+def print_json_error(code: str, message: str, exit_code: int) -> None:
+    """An error under ``--json``: ``{"error": {"code", "message", "exit_code"}}`` on stdout
+    (compact, one line), so a program parsing stdout sees the failure as well as the
+    ``Error: …`` line on stderr."""
+    text = json.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}},
+                      ensure_ascii=False, separators=(",", ":")).translate(_JSON_CONTROL)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def hint(line: str) -> None:
+    """A next-step hint on stderr (``hint: …``, dim), after a command that leaves the user
+    with something to do; never on stdout, so ``--json`` output stays one document."""
+    stderr.print(Text.assemble(("hint: ", "dim"), printable(line)))
 
 
 def count(n: int, one: str, many: str | None = None) -> str:

@@ -8,7 +8,17 @@ from typing import Annotated, Any
 
 import typer
 
-from gitquarry.cli.common import Command, Group, JsonOption, note, out, print_json, printable, warn
+from gitquarry.cli.common import (
+    Command,
+    Group,
+    JsonOption,
+    hint,
+    note,
+    out,
+    print_json,
+    printable,
+    warn,
+)
 
 daemon_app = typer.Typer(
     name="daemon",
@@ -128,6 +138,8 @@ def watch_cmd(
     job = result.get("job") or {}
     out(f"Watching {printable(result['name'])} ({result['workspace_ref']}); "
                  f"{job.get('id', 'no job')} {job.get('status', '')}.".rstrip())
+    hint("`gitquarry daemon status` shows what it indexed and what is pending"
+         + (f"; `gitquarry jobs attach {job['id']}` follows this job" if job.get("id") else ""))
 
 
 def watch_workspace(path: Path) -> dict[str, Any]:

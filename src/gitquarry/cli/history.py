@@ -8,18 +8,23 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from gitquarry.bounded import cut_text
 from gitquarry.cli.common import (
+    STYLE_HASH,
+    STYLE_TITLE,
     Command,
     JsonOption,
     ProjectOption,
     count,
+    hint,
     note,
     open_workspace,
     out,
     print_json,
     printable,
+    styled,
     warn,
 )
 from gitquarry.cli.index_run import (
@@ -48,7 +53,7 @@ def _human_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]:
+def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str | Text]:
     files = r.files_changed
     if glob:
         matcher = compile_glob(glob)
@@ -56,11 +61,11 @@ def _format_result(n: int, r: Any, glob: str | None, explain: bool) -> list[str]
     shown = ", ".join(printable(cut_text(f, 200)[0]) for f in files[:3]) + (
         f" (+{len(files) - 3} more)" if len(files) > 3 else ""
     )
-    author = printable(cut_text(r.author.split(" <")[0], 100)[0])
+    author = cut_text(r.author.split(" <")[0], 100)[0]
     repo = printable(Path(r.repo_path).name or r.repo_path)
-    lines = [
-        f"{n:>2}. {r.hash[:10]}  {_short_date(r.timestamp)}  {author}  "
-        f"{printable(cut_text(r.title, 300)[0])}",
+    lines: list[str | Text] = [
+        styled(f"{n:>2}. ", (r.hash[:10], STYLE_HASH), f"  {_short_date(r.timestamp)}  ",
+               f"{author}  ", (cut_text(r.title, 300)[0], STYLE_TITLE)),
         f"    {repo}  score {r.score:.3f}" + (f"  files: {shown}" if shown else ""),
     ]
     if r.copies:
@@ -94,8 +99,8 @@ def _print_page(data: dict[str, Any]) -> None:
     for r in data.get("results", []):
         date = (r.get("date") or _short_date(r["timestamp"]) if "timestamp" in r
                 else r.get("date", ""))[:10]
-        out(f"{str(r.get('hash', ''))[:10]}  {date}  "
-            f"{printable(cut_text(str(r.get('title', '')), 300)[0])}")
+        out(styled((str(r.get("hash", ""))[:10], STYLE_HASH), f"  {date}  ",
+                   (cut_text(str(r.get("title", "")), 300)[0], STYLE_TITLE)))
     if data.get("next_cursor"):
         note(f"more: --cursor {data['next_cursor']}")
 
@@ -123,6 +128,10 @@ def register(app: typer.Typer) -> None:
         """Index every commit of every repository under PATH (incremental after the first run)."""
         workspace = open_workspace(path, label="PATH")
         code = run_index(workspace, embed=not no_embed, quiet=quiet, as_json=as_json)
+        if no_embed and code == 0 and not (as_json or quiet or watch):
+            hint(f"keyword search works now; compute the vectors later with `gitquarry "
+                 f"index {printable(str(path or '.'))}` (resumable), or let the daemon: "
+                 "`gitquarry daemon watch DIR`")
         if watch:
             from gitquarry.cli.daemon import watch_workspace
 
@@ -130,6 +139,7 @@ def register(app: typer.Typer) -> None:
             if not as_json:
                 note(f"Watching {result['name']} ({result['workspace_ref']}): the "
                              "daemon keeps it indexed.")
+                hint("`gitquarry daemon status` shows what it indexed and what is pending")
         raise typer.Exit(code)
 
     @app.command("rebuild-index", cls=Command)
@@ -334,8 +344,8 @@ def register(app: typer.Typer) -> None:
             out(f"No commits found ({response.total_commits_indexed:,} indexed).")
             return
         for i, (r, ref) in enumerate(zip(response.results, refs, strict=True), start=1):
-            for line in _format_result(i, r, files_glob, explain):
-                out(line)
+            for result_line in _format_result(i, r, files_glob, explain):
+                out(result_line)
             if ref["refs"]:
                 more = int(ref["refs_total"]) - len(ref["refs"])
                 out("    in " + ", ".join(printable(x) for x in ref["refs"])

@@ -20,6 +20,7 @@ from gitquarry.cli.common import (
     Command,
     Group,
     JsonOption,
+    hint,
     print_json,
     printable,
     stderr,
@@ -109,6 +110,9 @@ def register_cmd(
         return
     stdout.print("Registered.", highlight=False)
     _print_selector(data)
+    hint(f"next: `gitquarry repo-docs index --repo {printable(repo)}` builds its search "
+         f"index; `gitquarry repo-docs search QUERY --repo {printable(repo)}` works now "
+         "(full text)")
 
 
 @app.command("rebind", cls=Command)

@@ -100,7 +100,7 @@ def locate(conn: Any, path: str, *, repo: str | None, revision: str,
     if len(found) > 1:
         names = ", ".join(f[0] for f in found[:5])
         raise PathNotFoundError(path, f"several repositories have this file ({names}); "
-                                "say which with repo")
+                                "say which with repo", missing=False)
     return found[0]
 
 

@@ -50,7 +50,7 @@ def find_commit(conn: sqlite3.Connection, commit: str) -> sqlite3.Row:
     ).fetchall()
     if not rows:
         raise CommitNotFoundError(text, "no indexed commit has this hash (run `gitquarry "
-                                  "index` if it is new)")
+                                  "index` if it is new)", missing=True)
     if len(rows) > 1 and rows[0]["hash"] != text:
         shown = ", ".join(r["hash"][:12] for r in rows[:5])
         raise CommitNotFoundError(text, f"the prefix is ambiguous ({shown}…): give more "

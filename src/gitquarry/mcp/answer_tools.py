@@ -10,7 +10,6 @@ share its lock, caches and cursors. Errors come back as tool errors with the err
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the tools' annotations.
-import json
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -20,6 +19,7 @@ from pydantic import Field
 from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
 from gitquarry.history.blame import blame_answer
 from gitquarry.history.commit_show import get_commit as show_commit
+from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error
 
 Budget = Annotated[int, Field(strict=True, ge=500, le=1_000_000, description=(
@@ -28,7 +28,7 @@ Budget = Annotated[int, Field(strict=True, ge=500, le=1_000_000, description=(
 
 def _text(data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text",
-                                               text=json.dumps(data, ensure_ascii=False))])
+                                               text=json_text(data))])
 
 
 def register(server: MCPServer, answers: HistoryAnswers) -> None:

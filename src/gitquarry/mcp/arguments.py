@@ -15,10 +15,12 @@ The tools' published schemas are unchanged (no ``additionalProperties``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import Icon, ToolAnnotations
 from pydantic import ValidationError
 
 from gitquarry.errors import UnknownArgumentError, UsageError
@@ -63,7 +65,24 @@ def validation_error(tool: str, schema: dict[str, Any], exc: ValidationError
 
 class CheckedMCPServer(MCPServer):
     """``MCPServer`` that checks each call's arguments against the tool's input schema
-    before dispatch (see the module doc); everything else is the SDK's."""
+    before dispatch (see the module doc), and gives every tool its title and hints from
+    ``mcp.annotations.TOOL_ANNOTATIONS``; everything else is the SDK's."""
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None,
+                 title: str | None = None, description: str | None = None,
+                 annotations: ToolAnnotations | None = None, icons: list[Icon] | None = None,
+                 meta: dict[str, Any] | None = None,
+                 structured_output: bool | None = None) -> None:
+        """The SDK's ``add_tool`` with ``title`` and ``annotations`` from the table.
+
+        :raises KeyError: ``name`` has no entry in ``TOOL_ANNOTATIONS`` (a bug)."""
+        from gitquarry.mcp.annotations import TOOL_ANNOTATIONS
+
+        tool_name = name or fn.__name__
+        hints = annotations or TOOL_ANNOTATIONS[tool_name]
+        super().add_tool(fn, name=tool_name, title=title or hints.title,
+                         description=description, annotations=hints, icons=icons, meta=meta,
+                         structured_output=structured_output)
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Any = None) -> Any:

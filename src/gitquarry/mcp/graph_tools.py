@@ -12,7 +12,6 @@ gitquarry errors come back as MCP tool errors (``is_error`` results) with the er
 
 # No ``from __future__ import annotations``: the tool's annotations refer to a local
 # (``kind_schema``), and the SDK evaluates them to build the input schema.
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,13 +23,16 @@ from gitquarry.bounded import GRAPH_LIMITS, bound_results
 from gitquarry.errors import GitquarryError
 from gitquarry.graph import search_graph, workspace_kinds
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT
+from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error
 from gitquarry.workspace import resolve_workspace
 
 TOOL_NAME = "search"
 
 _DESCRIPTION = (
-    "Full-text search over the project's architecture graph (beadloom nodes: domains, "
+    "Searches the architecture graph, not Git history or repository docs (for commits use "
+    "search_git_history; for docs at a revision, repository_docs_search): full-text search "
+    "over the project's architecture graph (beadloom nodes: domains, "
     "features, services, entities, ADRs) and the Markdown docs linked to them. Every word "
     "must match. Returns a JSON array of {ref_id, kind, summary, snippet, rank}, best first "
     "(rank is BM25, lower is better; snippet marks matches with <b></b>)."
@@ -83,7 +85,7 @@ def register(server: MCPServer, project: Path) -> None:
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, workspace.db_path) from exc
         results = bound_results([r.to_dict() for r in response.results], GRAPH_LIMITS).results
-        text = json.dumps(results, indent=2, ensure_ascii=False)
+        text = json_text(results)
         return CallToolResult(content=[TextContent(type="text", text=text)])  # sent once
 
     server.add_tool(search, name=TOOL_NAME, description=_DESCRIPTION)

@@ -15,7 +15,6 @@ shortened), ``query``, ``total_commits_indexed``, ``effective_mode``, ``results_
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the tool's annotations.
-import json
 import threading
 from typing import Annotated, Any, Literal
 
@@ -27,6 +26,7 @@ from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
 from gitquarry.history.narrow import Narrowing
 from gitquarry.history.service import HistorySearcher
+from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error
 from gitquarry.retrieval.filters import TimeBound, interpret_time
 from gitquarry.workspace import Workspace
@@ -234,7 +234,7 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
         data["filters"] = filters
         # sent once: the JSON text block (structured content would repeat it)
         return CallToolResult(
-            content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
+            content=[TextContent(type="text", text=json_text(data))]
         )
 
     server.add_tool(search_git_history, name=TOOL_NAME, description=_DESCRIPTION)

@@ -10,13 +10,13 @@ error's stable code.
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the annotations.
-import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error, docs_tool_message
 
 #: the longest a single ``service_job_attach`` call waits, seconds
@@ -27,7 +27,7 @@ _STATUSES = ["queued", "running", "interrupted", "succeeded", "superseded", "fai
 
 def _result(data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, indent=2, ensure_ascii=False))],
+        content=[TextContent(type="text", text=json_text(data))],
         structured_content=data,
     )
 

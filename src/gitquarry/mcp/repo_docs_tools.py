@@ -12,7 +12,6 @@ repository-relative paths only: the registered absolute path never leaves the re
 """
 
 # No ``from __future__ import annotations``: the SDK evaluates the tools' annotations.
-import json
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -21,6 +20,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.config import Config
+from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error, docs_tool_message
 from gitquarry.repo_docs.answers import fit_hits, fit_plan, index_state
 from gitquarry.repo_docs.registry import Registry, Selector
@@ -51,7 +51,7 @@ IncludeWorktree = Annotated[bool, Field(strict=True, description="Overlay tracke
 def _result(data: dict[str, Any]) -> CallToolResult:
     # sent once, as text (as the other tools do): no second copy as structured content
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))]
+        content=[TextContent(type="text", text=json_text(data))]
     )
 
 

@@ -47,6 +47,8 @@ def _env() -> Environment:
     env.filters["size"] = render.size
     env.filters["percent"] = lambda f, digits=0: floor_percent(f or 0.0, 1.0, digits)
     env.filters["marked"] = render.marked
+    env.filters["unmarkdown"] = render.plain_markdown
+    env.filters["num"] = render.num
     env.filters["diff_lines"] = render.diff_lines
     env.filters["short"] = lambda h, n=10: (h or "")[:n]
     return env

@@ -3,6 +3,7 @@ classes, dates and byte sizes. Pure functions of the data they are given."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -108,6 +109,37 @@ def diff_lines(diff: str, max_lines: int = 2000) -> list[tuple[str, str]]:
             cls = "ctx"
         out.append((cls, line))
     return out
+
+
+_MD_HEADING = re.compile(r"(?:^|(?<=\s))#{1,6}(?=\s)")
+_MD_RULE = re.compile(r"(?:^|(?<=\s))(?:-{3,}|\*{3,}|_{3,}|={3,})(?=\s|$)")
+_MD_STRONG = re.compile(r"\*\*|__|`")
+_MD_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+_MD_LIST = re.compile(r"(?:^|(?<=\n))\s*(?:[-*+>]|\d+\.)\s+")
+_SPACES = re.compile(r"\s+")
+
+
+def num(value: Any) -> str:
+    """An integer with thousands separators, as the CLI prints it (``3,335``); anything
+    else as it is."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "" if value is None else str(value)
+    return f"{value:,}"
+
+
+def plain_markdown(snippet: str | None) -> str:
+    """A graph snippet (cut from Markdown docs) without Markdown's syntax: heading marks
+    (``#``), rules (``---``), strong/code marks (``**``, ``__``, backticks), link targets
+    (``[text](url)`` → ``text``) and list or quote markers are dropped, whitespace runs
+    become one space; the words and the ``<b>…</b>`` match marks stay as they are."""
+    if not snippet:
+        return ""
+    text = _MD_LINK.sub(r"\1", snippet)
+    text = _MD_LIST.sub(" ", text)
+    text = _MD_HEADING.sub("", text)
+    text = _MD_RULE.sub("", text)
+    text = _MD_STRONG.sub("", text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def marked(snippet: str | None) -> list[tuple[bool, str]]:
