@@ -39,8 +39,9 @@ candidates one by one and the pipeline reads only as many as it needs: ``top_n``
 fold removed. A corpus may also fold a candidate itself before the pipeline reads it
 (``Candidate.folded``: keys listed under it; ``Candidate.fold_under``: show it under the
 result holding that key, when one does). A removed candidate is never lost silently: it is
-listed under the result that absorbed it (``Candidate.absorbed``) or in ``PipelineOutcome.removed`` (threshold), and
-``explain`` says per result which steps moved or removed what.
+listed under the result that absorbed it (``Candidate.absorbed``) or in
+``PipelineOutcome.removed`` (threshold), and ``explain`` says per result which steps moved
+or removed what.
 """
 
 from __future__ import annotations
