@@ -123,7 +123,6 @@ def candidates(
         marks = ",".join("?" * len(ids))
         rows = {int(r[0]): r for r in conn.execute(_ROW_SQL + f"id IN ({marks})", ids)}
         stand_in: dict[int, int] = {}
-        under: dict[int, int] = {}
         if prefer_change:
             merges: dict[str, int] = {}
             for cid in ids:
@@ -135,30 +134,8 @@ def candidates(
                     position = {cid: n for n, (cid, _) in enumerate(scored)}
                 stand_in, more = _changes_for_merges(conn, merges, position, taken)
                 rows.update(more)
-        if folder is not None:
-            if position is None:
-                position = {cid: n for n, (cid, _) in enumerate(scored)}
-            claimed = set(stand_in.values())
-            for cid in ids:
-                row = rows.get(cid)
-                if row is None or not row[5] or cid in stand_in:
-                    continue
-                host = folder.host(cid, row[4].split(), position)
-                if host is None:
-                    continue
-                if host in taken or host in claimed or position[host] < position[cid]:
-                    under[cid] = host
-                elif not folder.replace:
-                    later.setdefault(host, []).append(cid)
-                    taken.add(cid)
-                else:
-                    stand_in[cid] = host
-                    claimed.add(host)
-            missing = [h for h in stand_in.values() if h not in rows]
-            if missing:
-                marks = ",".join("?" * len(missing))
-                rows.update({int(r[0]): r for r in conn.execute(
-                    _ROW_SQL + f"id IN ({marks})", missing)})
+        if folder is not None and position is None:
+            position = {cid: n for n, (cid, _) in enumerate(scored)}
         vectors: dict[int, np.ndarray] = {}
         if namespace_id is not None:
             import numpy as np  # only when vectors exist (lexical search starts without it)
@@ -172,13 +149,42 @@ def candidates(
             ):
                 vectors[int(cid)] = np.frombuffer(blob, dtype="<f4")
         for own, score in part:
+            if own in taken:
+                continue
             cid = stand_in.get(own, own)
+            if cid in taken:  # its stand-in was read already: the merge collapses under it
+                cid = own
+            fold_under: int | None = None
+            own_row = rows.get(own)
+            if folder is not None and cid == own and own_row is not None and own_row[5]:
+                # decided only when the pipeline reads this merge (git is asked per merge)
+                assert position is not None
+                host = folder.host(own, own_row[4].split(), position)
+                if host is not None:
+                    if host in taken or position[host] < position[own]:
+                        fold_under = host
+                    elif not folder.replace:
+                        later.setdefault(host, []).append(own)
+                        taken.add(own)
+                        continue
+                    else:
+                        cid = host
+                        if cid not in rows:
+                            rows.update({int(r[0]): r for r in conn.execute(
+                                _ROW_SQL + "id = ?", (cid,))})
+                        if namespace_id is not None and cid not in vectors:
+                            import numpy as np
+
+                            for vid, blob in conn.execute(
+                                "SELECT commit_id, vector FROM commit_vectors "
+                                "WHERE namespace_id = ? AND commit_id = ?", (namespace_id, cid),
+                            ):
+                                vectors[int(vid)] = np.frombuffer(blob, dtype="<f4")
             row = rows.get(cid)
-            if row is None or cid in taken:  # pruned between ranking and now; read already
+            if row is None:  # pruned between ranking and now
                 continue
             taken.add(cid)
-            if cid != own:
-                taken.add(own)
+            taken.add(own)
             data = CommitRow(
                 id=cid, hash=row[1], parents=tuple(row[4].split()), is_merge=bool(row[5]),
                 patch_id=row[6] or None, timestamp=int(row[7]),
@@ -188,7 +194,7 @@ def candidates(
                       and merge_row[6] != data.patch_id else []) + later.pop(cid, [])
             yield Candidate(
                 key=cid, score=score, text=f"{row[2]}\n\n{row[3]}", vector=vectors.get(cid),
-                group=data.patch_id, data=data, folded=folded, fold_under=under.get(own),
+                group=data.patch_id, data=data, folded=folded, fold_under=fold_under,
             )
 
 
@@ -226,6 +232,8 @@ class MergeFolder:
         self.replace = replace
         self._hosts: dict[int, int | None] = {}
         self._lines: dict[int, frozenset[str]] = {}
+        self._brought: dict[int, list[str] | None] = {}
+        self._position: dict[int, int] | None = None
 
     def host(self, merge_id: int, parents: Sequence[str], position: dict[int, int]) -> int | None:
         """The id of the ranked non-merge commit to fold merge ``merge_id`` under, or None.
@@ -234,6 +242,9 @@ class MergeFolder:
         ``MAX_MERGED``) is ranked, itself or a copy with its patch-id, or when the merge's diff
         repeats the commit's (``history.merges.repeats``); the best-ranked one that qualifies
         is the host."""
+        if position is not self._position:  # another ranked list (a later pass)
+            self._position = position
+            self._hosts = {}
         if merge_id not in self._hosts:
             self._hosts[merge_id] = self._find(merge_id, parents, position)
         return self._hosts[merge_id]
@@ -242,10 +253,12 @@ class MergeFolder:
               position: dict[int, int]) -> int | None:
         if len(parents) < 2:
             return None
-        where = _git_dir(self.conn, merge_id)
-        if where is None:
-            return None
-        brought = merged_commits(where[1], parents, limit=MAX_MERGED)
+        if merge_id not in self._brought:
+            where = _git_dir(self.conn, merge_id)
+            self._brought[merge_id] = (
+                merged_commits(where[1], parents, limit=MAX_MERGED) if where is not None
+                else None)
+        brought = self._brought[merge_id]
         if not brought:
             return None
         marks = ",".join("?" * len(brought))
@@ -259,8 +272,7 @@ class MergeFolder:
                        key=lambda i: position[i])
         if not hosts:
             return None
-        every = len(rows) == len(brought) and self._all_ranked(rows, position)
-        if every:
+        if len(rows) == len(brought) and self._all_ranked(rows, position):
             return hosts[0]
         if not self.repeats:
             return None
