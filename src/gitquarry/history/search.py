@@ -33,7 +33,12 @@ from gitquarry.history.refs_contain import RefContainment
 from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
-from gitquarry.retrieval.fusion import SHAPE_WEIGHTS, introduction_subject, rrf_fuse
+from gitquarry.retrieval.fusion import (
+    SHAPE_WEIGHTS,
+    introduction_subject,
+    rrf_fuse,
+    rrf_fuse_partial,
+)
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
@@ -121,6 +126,19 @@ def _score_candidates(
         for cid, value in fused
     ]
     return scored, lexical_scores
+
+
+def _embedded(conn: sqlite3.Connection, namespace_id: int | None, ids: list[int]) -> set[int]:
+    """Which of ``ids`` have a vector in the embedding namespace (none without one)."""
+    out: set[int] = set()
+    if namespace_id is None:
+        return out
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        out.update(int(r[0]) for r in conn.execute(
+            f"SELECT commit_id FROM commit_vectors WHERE namespace_id = ? "
+            f"AND commit_id IN ({','.join('?' * len(part))})", [namespace_id, *part]))
+    return out
 
 
 def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
@@ -371,7 +389,15 @@ def search_git_history(
                 else:
                     rankings = [[hit.id for hit in lexical]]
                     weights = [lexical_weight]
-                fused = rrf_fuse(rankings, weights, k=rrf_k)
+                if effective == "hybrid" and embedded_fraction < 1:
+                    # vectors still being computed: they only reorder embedded commits
+                    fused = rrf_fuse_partial(
+                        rankings[0], rankings[1], weights, k=rrf_k,
+                        has_vector=_embedded(conn, getattr(semantic, "namespace_id", None),
+                                             rankings[0]).__contains__,
+                    )
+                else:
+                    fused = rrf_fuse(rankings, weights, k=rrf_k)
                 if upper is None and lexical and effective != "semantic":
                     upper = bm25_upper_bound(conn, ranked_query, total)
                 by_fusion, lex_scores = _score_candidates(

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from gitquarry.repo_docs.hydrate import Hydrator
 from gitquarry.repo_docs.lexical import LexicalIndex, Row
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
-from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse, rrf_fuse_partial
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
 
 if TYPE_CHECKING:
@@ -126,7 +126,14 @@ def rank(
         used_weights.append(weights[1])
         if settings.dedup_enabled or settings.mmr_enabled:
             vector_of = {chunk: i for i, chunk in enumerate(semantic.chunk_ids)}
-    fused = rrf_fuse(rankings, used_weights, k=rrf_k)
+    if len(rankings) == 2 and semantic is not None and len(semantic.chunk_ids) < len(
+            rows_by_chunk):
+        # a partial set (vectors still being computed): they only reorder embedded chunks
+        embedded = set(semantic.chunk_ids)
+        fused = rrf_fuse_partial(rankings[0], rankings[1], used_weights, k=rrf_k,
+                                 has_vector=embedded.__contains__)
+    else:
+        fused = rrf_fuse(rankings, used_weights, k=rrf_k)
 
     def candidates() -> Iterator[Candidate[str]]:
         for chunk, fused_score in fused:
