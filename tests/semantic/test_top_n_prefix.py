@@ -66,8 +66,10 @@ def build_history(repo: GitRepo, seed: int) -> None:
                  pick], cwd=repo.path, capture_output=True, env=repo.env(repo.clock),
                 check=False,
             )
-            if proc.returncode != 0:
-                repo.git("cherry-pick", "--abort")
+            if proc.returncode != 0:  # a conflict: give this copy up
+                subprocess.run(["git", "cherry-pick", "--abort"], cwd=repo.path,
+                               capture_output=True, check=False)
+                repo.git("reset", "-q", "--hard")
             repo.git("checkout", "-q", "main")
     repo.git("checkout", "-q", "maint")
     repo.clock += 60
@@ -261,3 +263,26 @@ def test_no_collapse_lists_every_copy(harness: Harness, make_repo: Callable[[str
     assert len(copies & {r["hash"] for r in collapsed}) == 1
     host = next(r for r in collapsed if r["hash"] in copies)
     assert {c["hash"] for c in host["copies"]} | {host["hash"]} == copies
+
+
+@pytest.mark.slow
+def test_first_k_results_do_not_depend_on_top_n_with_the_real_model(
+    workspace_dir: Any, make_repo: Callable[[str], GitRepo]
+) -> None:
+    """The same property with the bundled all-MiniLM-L6-v2 in hybrid and semantic mode (the
+    fake embedder's word hashes cannot show what a real model's ties and near-ties do)."""
+    repo = make_repo("repo")
+    build_history(repo, seed=7)
+    harness = Harness(workspace_dir, provider="minilm-onnx")
+    harness.index()
+    searcher = harness.searcher()
+    try:
+        for query in ("fish completion", "shell prompt colour", "retry the stream on timeout"):
+            for mode in ("hybrid", "semantic"):
+                big = searcher.search(query, top_n=12, mode=mode)
+                assert big.effective_mode == mode and big.embedded_fraction == 1.0
+                for k in (1, 3, 7):
+                    small = searcher.search(query, top_n=k, mode=mode)
+                    assert _key(small) == _key(big)[:k], (query, mode, k)
+    finally:
+        searcher.close()
