@@ -5,7 +5,7 @@ embedded. Prints one JSON object on stdout.
 Usage::
 
     python benchmarks/eval_partial_coverage.py --repo PATH --queries FILE --index-dir DIR
-        [--k 10] [--coverage 0.05,0.25,0.5,1] [--seed 20]
+        [--k 10] [--coverage 0.05,0.25,0.5,1] [--seed 20] [--no-build]
 
 The repository is indexed with embeddings into ``DIR`` (reused, incremental, on the next run:
 ``eval_history.build_index``). For each coverage a copy of the index keeps the vectors of a
@@ -14,6 +14,11 @@ run leaves an index), and every query runs in lexical and hybrid mode against th
 coverage: the summary per mode, ``hybrid_worse`` (queries where hybrid ranks the first
 relevant commit lower than lexical, or misses it) split by whether that commit had a vector,
 and the embedded fraction the search reported.
+
+``--no-build``: use the index in ``DIR`` as it is (an embedding run stopped part way: vectors
+for the commits it reached); each coverage then samples from the commits that have a vector,
+a coverage above what the index holds is reported as ``not_reached``, and ``as_is`` is the
+index exactly as the stopped run left it (the order ``gitquarry index`` embeds in).
 """
 
 from __future__ import annotations
@@ -43,12 +48,18 @@ from gitquarry.history.service import HistorySearcher
 MODES = ("lexical", "hybrid")
 
 
-def _cut(db: Path, coverage: float, seed: int) -> int:
-    """Keep the vectors of ``coverage`` of the commits in ``db`` (seeded); returns how many."""
+def _cut(db: Path, coverage: float | None, seed: int) -> int | None:
+    """Keep the vectors of ``coverage`` of the commits in ``db`` (a seeded sample of those
+    that have one; None: all of them); returns how many, or None when fewer have one."""
     conn = sqlite3.connect(db)
     try:
-        ids = [int(r[0]) for r in conn.execute("SELECT id FROM git_commits ORDER BY id")]
-        keep = set(random.Random(seed).sample(ids, max(1, round(coverage * len(ids)))))
+        total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        have = [int(r[0]) for r in conn.execute(
+            "SELECT DISTINCT commit_id FROM commit_vectors ORDER BY commit_id")]
+        want = len(have) if coverage is None else max(1, round(coverage * total))
+        if want > len(have):
+            return None
+        keep = set(random.Random(seed).sample(have, want))
         conn.execute("CREATE TEMP TABLE keep (id INTEGER PRIMARY KEY)")
         conn.executemany("INSERT INTO keep VALUES (?)", ((i,) for i in keep))
         conn.execute("DELETE FROM commit_vectors WHERE commit_id NOT IN (SELECT id FROM keep)")
@@ -67,13 +78,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--coverage", default="0.05,0.25,0.5,1")
     parser.add_argument("--seed", type=int, default=20)
+    parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args(argv)
     queries = load_queries(args.queries)
     full = make_workspace(args.repo, args.index_dir)
-    index = build_index(full)
+    index = {"reused": True} if args.no_build else build_index(full)
     out: dict[str, Any] = {"index": index, "queries": len(queries), "k": args.k,
                            "coverage": {}}
-    for share in (float(x) for x in args.coverage.split(",")):
+    shares: list[float | None] = [float(x) for x in args.coverage.split(",")]
+    if args.no_build:
+        shares.append(None)
+    for share in shares:
         with tempfile.TemporaryDirectory(prefix="gq-coverage-") as tmp:
             src = full.index_dir
             conn = sqlite3.connect(src / "index.db")
@@ -81,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             conn.close()
             shutil.copy2(src / "index.db", Path(tmp) / "index.db")
             kept = _cut(Path(tmp) / "index.db", share, args.seed)
+            if kept is None:
+                out["coverage"][str(share)] = "not_reached"
+                continue
             conn = sqlite3.connect(Path(tmp) / "index.db")
             embedded = {str(h) for (h,) in conn.execute(
                 "SELECT hash FROM git_commits WHERE id IN "
@@ -98,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             if lex is not None and (hyb is None or hyb > lex):
                 has_vector = any(_matches(h, r) for h in embedded for r in q.relevant)
                 worse["with_vector" if has_vector else "without_vector"] += 1
-        out["coverage"][str(share)] = {
+        out["coverage"]["as_is" if share is None else str(share)] = {
             "commits_with_vectors": kept,
             "summary": summarise(rows, MODES, args.k),
             "hybrid_worse_than_lexical": worse,
