@@ -3,8 +3,10 @@
 A repository is identified by its git *common dir*: a linked worktree and its main checkout,
 reached twice, are one repository. Recognised: a working tree with a ``.git`` directory or
 ``.git`` file (linked worktrees, submodules), a bare repository, and the workspace path itself
-when it lies inside a repository. Excluded directories (gitignore-style globs relative to the
-workspace) and, by default, hidden directories are not descended into.
+when it lies inside a repository. Excluded directories (gitignore rules relative to the
+workspace, ``gitquarry.globs``: a pattern without a slash matches at any depth) and, by
+default, hidden directories are not descended into. A bare repository is named to git
+explicitly, so ``safe.bareRepository=explicit`` does not hide it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,6 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-from wcmatch import glob as wcglob
 
 from gitquarry.errors import (
     BareRepositoryRefusedError,
@@ -25,11 +25,9 @@ from gitquarry.errors import (
     git_message,
 )
 from gitquarry.gitio.runner import display_path, run_git
+from gitquarry.globs import directory_matcher
 
 log = logging.getLogger(__name__)
-
-_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
-
 
 @dataclass(frozen=True)
 class Repository:
@@ -85,14 +83,44 @@ def _looks_bare(path: Path) -> bool:
     return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
 
 
+def _inspect_bare(path: Path) -> Repository | None:
+    """``path`` as a bare repository named explicitly (``git --git-dir=PATH``), which
+    ``safe.bareRepository=explicit`` allows; None when git does not read it as a bare
+    repository there (the caller then asks git to discover it as usual)."""
+    try:
+        proc = run_git(
+            None,
+            [f"--git-dir={path}", "rev-parse", "--path-format=absolute", "--git-dir",
+             "--git-common-dir", "--is-bare-repository", "--show-object-format"],
+            cwd=path, check=False,
+        )
+    except FileNotFoundError:
+        return None
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if proc.returncode != 0 or len(lines) < 4 or lines[2].strip() != "true":
+        return None
+    common_dir = Path(lines[1]).resolve()
+    return Repository(common_dir=common_dir, git_dir=common_dir, path=common_dir, is_bare=True,
+                      object_format=lines[3].strip() or "sha1")
+
+
 def inspect_repository(path: Path) -> Repository:
     """Describe the repository at ``path`` (a working tree, a ``.git`` dir or a bare repo).
+
+    A directory that looks like a bare repository (``HEAD``, ``objects/``, ``refs/``, not a
+    ``.git`` directory) is named to git explicitly (``--git-dir``): gitquarry names every
+    repository it reads, so ``safe.bareRepository=explicit`` (hardened setups, agent
+    harnesses) does not hide it.
 
     :raises NotARepositoryError: ``path`` is not in a repository.
     :raises RepositoryNotTrustedError: git refuses it (owned by another user).
     :raises BareRepositoryRefusedError: git refuses an implicit bare repository.
     :raises RepositoryUnreadableError: git cannot open it (configuration, format).
     """
+    if path.name != ".git" and _looks_bare(path):
+        bare = _inspect_bare(path)
+        if bare is not None:
+            return bare
     try:
         proc = run_git(
             None,
@@ -136,14 +164,6 @@ def inspect_repository(path: Path) -> Repository:
     )
 
 
-def _excluded(rel: str, patterns: list[str]) -> bool:
-    if not patterns or not rel:
-        return False
-    return wcglob.globmatch(rel, patterns, flags=_GLOB_FLAGS) or wcglob.globmatch(
-        rel + "/", patterns, flags=_GLOB_FLAGS
-    )
-
-
 def discover_repositories(
     root: Path,
     *,
@@ -165,7 +185,10 @@ def discover(
     holds one git refuses or fails to open (``Discovery.skipped``, never silently dropped).
     """
     root = root.resolve()
-    patterns = list(exclude or [])
+    # gitignore rules, one engine with files_glob (``gitquarry.globs``): ``archive`` (no
+    # slash) excludes an ``archive`` directory at any depth. The configuration loader checks
+    # the patterns first (``[indexing] exclude``: ConfigError).
+    excluded = directory_matcher(list(exclude or []))
     found: dict[Path, Repository] = {}
     skipped: dict[Path, SkippedRepository] = {}
 
@@ -207,7 +230,7 @@ def discover(
         current = Path(dirpath)
         rel = current.relative_to(root).as_posix()
         rel = "" if rel == "." else rel
-        if _excluded(rel, patterns):
+        if excluded(rel):
             dirnames.clear()
             continue
         if rel and _looks_bare(current) and ".git" not in dirnames and ".git" not in filenames:

@@ -1,13 +1,13 @@
-"""Merge commits that only repeat what the results already show (issue 8 §4).
+"""Merge commits that only repeat what the results already show (issue 8 §4, issue 20 §3).
 
 A merge's stored diff is its first-parent diff: the whole change its branch brought in. When a
-branch's own commit (or another merge of the same branch, e.g. "Merge branch 'x'" and
-"Merge branch 'x' into maint") is among the results, the merge repeats it. The result
-pipeline's fold hook (``history.pipeline.merge_folder``) folds such a merge under the result
-it repeats (listed in ``copies`` with ``via: merge``), besides folding merges whose brought-in
-commits are all shown (an ancestry test that needs git). This module is the diff test, which
-needs no ancestry walk: measured on the click relevance set it found most of the repeating
-merges the ancestry test misses (docs/performance.md, "Merges").
+commit the merge brought in is among the ranked commits, the merge may repeat it.
+``history.pipeline.MergeFolder`` folds such a merge under that commit (listed in ``copies``
+with ``via: merge``), besides folding merges whose brought-in commits are all ranked. Both
+need git's ancestry answer: a merge is folded only under a commit it brought in (reachable from
+another parent, not from its first parent), never under an older commit of its first parent
+whose lines it happens to share, nor under another merge (issue 20 §3). This module is the
+diff test.
 
 A merge repeats a result when at least :data:`REPEAT_SHARE` of that result's changed lines
 (``+``/``-`` lines, stripped, :func:`changed_lines`) are changed lines of the merge too.
@@ -16,10 +16,7 @@ Results without changed lines (empty or binary diffs) are never repeated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Final, TypeVar
-
-K = TypeVar("K")
+from typing import Final
 
 #: share of a result's changed lines that must appear in the merge's diff.
 REPEAT_SHARE: Final = 0.5
@@ -46,28 +43,3 @@ def repeats(merge_lines: frozenset[str], result_lines: frozenset[str]) -> bool:
     if not result_lines or not merge_lines:
         return False
     return len(result_lines & merge_lines) >= REPEAT_SHARE * len(result_lines)
-
-
-def repeating_merges(
-    ranked: Sequence[K],
-    is_merge: Callable[[K], bool],
-    lines: Callable[[K], frozenset[str]],
-) -> dict[K, K]:
-    """``{merge: host}`` for every merge of ``ranked`` (best first) that repeats another
-    item. The host is the best-ranked non-merge it repeats (anywhere in the list), else the
-    best-ranked merge above it that it repeats (so two merges never fold under each other).
-    ``lines(item)`` is read only for lists holding a merge."""
-    out: dict[K, K] = {}
-    if not any(is_merge(item) for item in ranked):
-        return out
-    commits = [item for item in ranked if not is_merge(item)]
-    for n, item in enumerate(ranked):
-        if not is_merge(item):
-            continue
-        mine = lines(item)
-        above = [other for other in ranked[:n] if is_merge(other)]
-        host = next((other for other in [*commits, *above] if repeats(mine, lines(other))),
-                    None)
-        if host is not None:
-            out[item] = host
-    return out

@@ -3,10 +3,15 @@
 - ``candidates``: the fused ranking as pipeline candidates, read from SQLite in small chunks
   only as far as the pipeline asks (text: title and message; group: the patch-id; vector:
   the commit's vector in the ranker's namespace, only when dedup or MMR needs it).
-- ``merge_folder``: the fold hook: a merge shown beside commits it brought in is folded under
-  them when everything it brought in (``git rev-list P2 ^P1``, asked of git only for a merge
-  one of whose other parents is already shown) is shown, directly or as a copy, or when its
-  diff repeats another result (``history.merges``).
+- ``MergeFolder``: which ranked commit a merge is folded under, decided in the candidate
+  stream from the whole ranked list (never from the window the pipeline shows, so the first k
+  results never depend on ``top_n``; issue 20 §3). A merge is folded only under a non-merge
+  commit it brought in (``git rev-list P1..M`` less the merge: reachable from another parent,
+  not from its first parent) when every commit it brought in is ranked (directly or as a
+  copy) or its diff repeats that commit's (``history.merges``); or, with ``prefer_change``,
+  under a non-merge commit whose patch-id it shares. A host ranked below the merge takes the
+  merge's rank and score (the change itself represents the merge, listed under it as a copy
+  ``via: merge``); a merge ranked below its host is listed under the host's result.
 - ``copies``: for each shown commit, the other commits with its patch-id (cherry-picks,
   rebased copies, backports, single-commit merges) and the merges folded under it, each with
   the indexed refs that contain it (``history.refs_contain``: from the index, the same
@@ -23,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.gitio.ancestry import merged_commits
-from gitquarry.history.merges import changed_lines, repeating_merges
+from gitquarry.history.merges import changed_lines, repeats
 from gitquarry.history.refs_contain import RefContainment
 from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
 
@@ -88,6 +93,7 @@ def candidates(
     *,
     namespace_id: int | None = None,
     prefer_change: bool = False,
+    folder: MergeFolder | None = None,
 ) -> Iterator[Candidate[int]]:
     """``scored`` ((commit id, score in [0, 1]), best first) as pipeline candidates, read in
     chunks of ``CHUNK`` rows. ``namespace_id``: attach each commit's vector from that
@@ -98,9 +104,16 @@ def candidates(
     that commit (the best-ranked one not yet read), so the change itself represents its copies
     and the merge is listed under it (``copies``: ``via: "merge"``); the commit is not read
     again at its own rank.
+
+    ``folder``: fold merges under commits they brought in (``MergeFolder``): a merge whose host
+    ranks below it and is not read yet is replaced by the host the same way; a merge whose
+    host ranks above it carries ``fold_under`` (the pipeline lists it under that result);
+    without ``MergeFolder.replace`` a merge whose host ranks below it leaves its place and is
+    listed under the host (``Candidate.folded``) at the host's own place.
     """
     position: dict[int, int] | None = None
     taken: set[int] = set()
+    later: dict[int, list[int]] = {}  # host below → merges folded under it (no ``replace``)
     for start in range(0, len(scored), CHUNK):
         part = [(cid, score) for cid, score in scored[start : start + CHUNK]
                 if cid not in taken]
@@ -121,6 +134,8 @@ def candidates(
                     position = {cid: n for n, (cid, _) in enumerate(scored)}
                 stand_in, more = _changes_for_merges(conn, merges, position, taken)
                 rows.update(more)
+        if folder is not None and position is None:
+            position = {cid: n for n, (cid, _) in enumerate(scored)}
         vectors: dict[int, np.ndarray] = {}
         if namespace_id is not None:
             import numpy as np  # only when vectors exist (lexical search starts without it)
@@ -134,18 +149,52 @@ def candidates(
             ):
                 vectors[int(cid)] = np.frombuffer(blob, dtype="<f4")
         for own, score in part:
+            if own in taken:
+                continue
             cid = stand_in.get(own, own)
+            if cid in taken:  # its stand-in was read already: the merge collapses under it
+                cid = own
+            fold_under: int | None = None
+            own_row = rows.get(own)
+            if folder is not None and cid == own and own_row is not None and own_row[5]:
+                # decided only when the pipeline reads this merge (git is asked per merge)
+                assert position is not None
+                host = folder.host(own, own_row[4].split(), position)
+                if host is not None:
+                    if host in taken or position[host] < position[own]:
+                        fold_under = host
+                    elif not folder.replace:
+                        later.setdefault(host, []).append(own)
+                        taken.add(own)
+                        continue
+                    else:
+                        cid = host
+                        if cid not in rows:
+                            rows.update({int(r[0]): r for r in conn.execute(
+                                _ROW_SQL + "id = ?", (cid,))})
+                        if namespace_id is not None and cid not in vectors:
+                            import numpy as np
+
+                            for vid, blob in conn.execute(
+                                "SELECT commit_id, vector FROM commit_vectors "
+                                "WHERE namespace_id = ? AND commit_id = ?", (namespace_id, cid),
+                            ):
+                                vectors[int(vid)] = np.frombuffer(blob, dtype="<f4")
             row = rows.get(cid)
-            if row is None or cid in taken:  # pruned between ranking and now; read already
+            if row is None:  # pruned between ranking and now
                 continue
             taken.add(cid)
+            taken.add(own)
             data = CommitRow(
                 id=cid, hash=row[1], parents=tuple(row[4].split()), is_merge=bool(row[5]),
                 patch_id=row[6] or None, timestamp=int(row[7]),
             )
+            merge_row = rows.get(own)
+            folded = ([own] if cid != own and merge_row is not None
+                      and merge_row[6] != data.patch_id else []) + later.pop(cid, [])
             yield Candidate(
                 key=cid, score=score, text=f"{row[2]}\n\n{row[3]}", vector=vectors.get(cid),
-                group=data.patch_id, data=data,
+                group=data.patch_id, data=data, folded=folded, fold_under=fold_under,
             )
 
 
@@ -163,74 +212,100 @@ def _git_dir(conn: sqlite3.Connection, commit_id: int) -> tuple[int, Path] | Non
     return None
 
 
-def _copy_hashes(conn: sqlite3.Connection, patch_ids: set[str]) -> set[str]:
-    if not patch_ids:
-        return set()
-    marks = ",".join("?" * len(patch_ids))
-    return {
-        r[0] for r in conn.execute(
-            f"SELECT hash FROM git_commits WHERE patch_id IN ({marks})", sorted(patch_ids)
-        )
-    }
+class MergeFolder:
+    """Which ranked commit a merge is folded under (see the module docstring), asked once per
+    merge per query: ``git rev-list --max-count=MAX_MERGED+1 P2 … ^P1`` for the commits it
+    brought in (``gitio.ancestry.merged_commits``), and, with ``repeats`` (the default), the
+    changed lines of the merge and of its ranked brought-in commits, read from the index.
 
-
-def merge_folder(conn: sqlite3.Connection, *, repeats: bool = True) -> Any:
-    """The fold hook for ``run_pipeline``: ``fold(window) -> {merge id: host commit id}``.
-
-    A merge in the window is folded when every commit it brought in is in the window or is
-    a copy (same patch-id) of one; the host is the best-ranked non-merge among them. Git is
-    asked (``gitio.ancestry.merged_commits``) only for merges one of whose other parents is
-    already shown, at most once per merge per query. With ``repeats`` (the default), a merge
-    whose stored diff repeats another result of the window (``history.merges``: half of that
-    result's changed lines) is folded under it as well; changed lines are read from the
-    index once per commit per query, and only for windows holding a merge.
+    The answer depends only on the merge and on the set of ranked commits (``position``:
+    commit id → rank in the whole fused list), never on how many results are shown.
     """
-    cache: dict[int, list[str] | None] = {}
 
-    def fold(window: list[Candidate[int]]) -> dict[int, int]:
-        rows: list[CommitRow] = [c.data for c in window]
-        shown = {r.hash for r in rows} | _copy_hashes(
-            conn, {r.patch_id for r in rows if r.patch_id}
-        )
-        position = {r.hash: n for n, r in enumerate(rows)}
-        by_hash = {r.hash: r for r in rows}
-        out: dict[int, int] = {}
-        for row in rows:
-            if not row.is_merge or not any(p in shown for p in row.parents[1:]):
-                continue
-            if row.id not in cache:
-                where = _git_dir(conn, row.id)
-                cache[row.id] = (
-                    merged_commits(where[1], row.parents, limit=MAX_MERGED)
-                    if where is not None else None
-                )
-            brought = cache[row.id]
-            if not brought or not all(h in shown for h in brought):
-                continue
-            hosts = [h for h in brought if h in by_hash and not by_hash[h].is_merge]
-            if hosts:
-                out[row.id] = by_hash[min(hosts, key=lambda h: position[h])].id
-        rest = [r for r in rows if r.id not in out]
-        if repeats and any(r.is_merge for r in rest):
-            lines = _changed_lines([r.id for r in rest])
-            found = repeating_merges(rest, lambda r: r.is_merge, lambda r: lines[r.id])
-            out.update({merge.id: host.id for merge, host in found.items()})
-        return out
+    def __init__(self, conn: sqlite3.Connection, *, repeats: bool = True,
+                 replace: bool = True) -> None:
+        """``replace``: a host ranked below the merge takes its place (False for an order by
+        commit time, which a host moved up would break: the merge then leaves its place and
+        is listed under the host at the host's own place)."""
+        self.conn = conn
+        self.repeats = repeats
+        self.replace = replace
+        self._hosts: dict[int, int | None] = {}
+        self._lines: dict[int, frozenset[str]] = {}
+        self._brought: dict[int, list[str] | None] = {}
+        self._position: dict[int, int] | None = None
 
-    diffs: dict[int, frozenset[str]] = {}
+    def host(self, merge_id: int, parents: Sequence[str], position: dict[int, int]) -> int | None:
+        """The id of the ranked non-merge commit to fold merge ``merge_id`` under, or None.
 
-    def _changed_lines(ids: list[int]) -> dict[int, frozenset[str]]:
-        todo = [i for i in ids if i not in diffs]
+        A brought-in commit qualifies when every commit the merge brought in (at most
+        ``MAX_MERGED``) is ranked, itself or a copy with its patch-id, or when the merge's diff
+        repeats the commit's (``history.merges.repeats``); the best-ranked one that qualifies
+        is the host."""
+        if position is not self._position:  # another ranked list (a later pass)
+            self._position = position
+            self._hosts = {}
+        if merge_id not in self._hosts:
+            self._hosts[merge_id] = self._find(merge_id, parents, position)
+        return self._hosts[merge_id]
+
+    def _find(self, merge_id: int, parents: Sequence[str],
+              position: dict[int, int]) -> int | None:
+        if len(parents) < 2:
+            return None
+        if merge_id not in self._brought:
+            where = _git_dir(self.conn, merge_id)
+            self._brought[merge_id] = (
+                merged_commits(where[1], parents, limit=MAX_MERGED) if where is not None
+                else None)
+        brought = self._brought[merge_id]
+        if not brought:
+            return None
+        marks = ",".join("?" * len(brought))
+        rows = [
+            (int(i), bool(m), p or None) for i, m, p in self.conn.execute(
+                f"SELECT id, is_merge, patch_id FROM git_commits WHERE hash IN ({marks})",
+                brought,
+            )
+        ]
+        hosts = sorted((i for i, merge, _ in rows if not merge and i in position),
+                       key=lambda i: position[i])
+        if not hosts:
+            return None
+        if len(rows) == len(brought) and self._all_ranked(rows, position):
+            return hosts[0]
+        if not self.repeats:
+            return None
+        lines = self._changed_lines([merge_id, *hosts])
+        return next((h for h in hosts if repeats(lines[merge_id], lines[h])), None)
+
+    def _all_ranked(self, rows: list[tuple[int, bool, str | None]],
+                    position: dict[int, int]) -> bool:
+        """Whether every brought-in commit is ranked, itself or a copy (same patch-id)."""
+        missing = {p for i, _, p in rows if i not in position}
+        if None in missing:
+            return False
+        if not missing:
+            return True
+        marks = ",".join("?" * len(missing))
+        found = {
+            p for i, p in self.conn.execute(
+                f"SELECT id, patch_id FROM git_commits WHERE patch_id IN ({marks})",
+                sorted(m for m in missing if m is not None),
+            ) if int(i) in position
+        }
+        return found >= missing
+
+    def _changed_lines(self, ids: list[int]) -> dict[int, frozenset[str]]:
+        todo = [i for i in ids if i not in self._lines]
         if todo:
             marks = ",".join("?" * len(todo))
-            for cid, delta in conn.execute(
+            for cid, delta in self.conn.execute(
                 f"SELECT id, gq_inflate(delta_truncated) FROM git_commits WHERE id IN ({marks})",
                 todo,
             ):
-                diffs[int(cid)] = changed_lines(delta or "")
-        return {i: diffs.get(i, frozenset()) for i in ids}
-
-    return fold
+                self._lines[int(cid)] = changed_lines(delta or "")
+        return {i: self._lines.get(i, frozenset()) for i in ids}
 
 
 def copies(

@@ -28,12 +28,17 @@ from gitquarry.history.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
 from gitquarry.history.models import CommitResult, GitSearchResponse, RankedHit, Warning_
 from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
 from gitquarry.history.ordering import MERGE_FILTERS, SORTS, order_candidates
-from gitquarry.history.pipeline import candidates, copies, merge_folder
+from gitquarry.history.pipeline import MergeFolder, candidates, copies
 from gitquarry.history.refs_contain import RefContainment
 from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
-from gitquarry.retrieval.fusion import SHAPE_WEIGHTS, introduction_subject, rrf_fuse
+from gitquarry.retrieval.fusion import (
+    SHAPE_WEIGHTS,
+    introduction_subject,
+    rrf_fuse,
+    rrf_fuse_partial,
+)
 from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
@@ -48,6 +53,10 @@ TOP_N_MAX = 100
 #: how many candidates each ranker contributes to fusion, relative to top_n
 CANDIDATE_FACTOR = 4
 CANDIDATE_MIN = 50
+#: how many candidates each ranker contributes to fusion with ``sort="relevance"``: one depth
+#: for every ``top_n`` (the largest ``max(4 × top_n, 50)``), so the fused ranking, and with it
+#: the first k results, never depend on how many results were asked for (issue 20 §3)
+CANDIDATE_DEPTH = CANDIDATE_FACTOR * TOP_N_MAX
 #: the largest candidate list a search ranks to fill top_n after the result pipeline
 CANDIDATE_MAX = 3200
 
@@ -117,6 +126,19 @@ def _score_candidates(
         for cid, value in fused
     ]
     return scored, lexical_scores
+
+
+def _embedded(conn: sqlite3.Connection, namespace_id: int | None, ids: list[int]) -> set[int]:
+    """Which of ``ids`` have a vector in the embedding namespace (none without one)."""
+    out: set[int] = set()
+    if namespace_id is None:
+        return out
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        out.update(int(r[0]) for r in conn.execute(
+            f"SELECT commit_id FROM commit_vectors WHERE namespace_id = ? "
+            f"AND commit_id IN ({','.join('?' * len(part))})", [namespace_id, *part]))
+    return out
 
 
 def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
@@ -222,7 +244,9 @@ def search_git_history(
     (``retrieval.pipeline``; ``pipeline`` None: its defaults): copies of one change collapsed
     (``copies``), near-duplicates removed, optionally a confidence threshold, MMR and a
     cross-encoder ``reranker``; merges that only brought in shown commits, or whose diff
-    repeats a shown result, are folded under them (``history.pipeline.merge_folder``).
+    repeats a commit it brought in, are folded under them (``history.pipeline.MergeFolder``).
+    With ``sort="relevance"`` the first k results never depend on ``top_n`` (nor does a
+    cursor's next page): the rankers' depth is ``CANDIDATE_DEPTH`` whatever ``top_n`` is.
     With ``sort="relevance"`` and without MMR or rerank, results are sorted by ``score``
     descending, ties broken deterministically; with them, in the order those steps chose
     (``--explain`` says why).
@@ -249,8 +273,6 @@ def search_git_history(
                       merges=None if merges == "include" else merges)
     subject = introduction_subject(query) if sort == "relevance" and query else None
     ranked_query = subject or query
-    # a reordering by age needs the whole candidate list, not only the first top_n
-    reorders = sort != "relevance" or subject is not None
     conn = store.conn
     warnings: list[Warning_] = []
     more: list[RankedHit] = []
@@ -278,23 +300,23 @@ def search_git_history(
             if narrowing is not None and narrowing.active():
                 narrow = NarrowCandidates(conn, narrowing, glob)
                 pickaxe, glob = narrow.pickaxe, narrow
-            limit = max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN)
+            limit = (CANDIDATE_DEPTH if sort == "relevance"
+                     else max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN))
             settings = pipeline if pipeline is not None else PipelineSettings()
             upper: float | None = None  # the query's largest possible BM25, once needed
             passes = 0
-            # one fold hook for every pass: it caches git's answers and the changed lines
-            folder = merge_folder(conn) if settings.collapse and merges != "exclude" else None
+            # one merge folder for every pass: it caches git's answers and the changed lines
+            folder = (MergeFolder(conn, replace=sort == "relevance")
+                      if settings.collapse and merges != "exclude" else None)
+            # a stand-in moved up to a merge's rank would break an order by commit time
+            prefer_change = settings.collapse and sort == "relevance"
             while True:  # another pass only when the pipeline used up the candidates
                 pass_warnings: list[Warning_] = []
                 passes += 1
 
-                # Fusion needs each ranker's exact top-``limit``; lexical mode only the top_n
-                # (on a later pass, all ``limit``: the pipeline removed some).
-                need = (
-                    top_n
-                    if (mode == "lexical" or semantic is None) and passes == 1 and not reorders
-                    else limit
-                )
+                # Fusion and the merge folder need each ranker's exact top-``limit`` (the same
+                # list whatever top_n is); a sorted order only the top_n of its candidates.
+                need = top_n if sort != "relevance" and passes == 1 else limit
 
                 def lexical_rank(
                     n: int, materialized: bool, need: int = need
@@ -356,7 +378,7 @@ def search_git_history(
                             pass_warnings.extend(outcome.warnings)
                         effective = outcome.effective_mode(mode)
                 if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
-                    lexical = rank_with_glob(lexical_rank, glob, limit, top_n)
+                    lexical = rank_with_glob(lexical_rank, glob, limit, need)
                 if effective == "semantic":
                     rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
                     weights = [semantic_weight]
@@ -367,7 +389,15 @@ def search_git_history(
                 else:
                     rankings = [[hit.id for hit in lexical]]
                     weights = [lexical_weight]
-                fused = rrf_fuse(rankings, weights, k=rrf_k)
+                if effective == "hybrid" and embedded_fraction < 1:
+                    # vectors still being computed: they only reorder embedded commits
+                    fused = rrf_fuse_partial(
+                        rankings[0], rankings[1], weights, k=rrf_k,
+                        has_vector=_embedded(conn, getattr(semantic, "namespace_id", None),
+                                             rankings[0]).__contains__,
+                    )
+                else:
+                    fused = rrf_fuse(rankings, weights, k=rrf_k)
                 if upper is None and lexical and effective != "semantic":
                     upper = bm25_upper_bound(conn, ranked_query, total)
                 by_fusion, lex_scores = _score_candidates(
@@ -386,10 +416,12 @@ def search_git_history(
                 )
                 outcome = run_pipeline(
                     candidates(conn, scored, namespace_id=vectors_ns,
-                               prefer_change=settings.collapse), settings, top_n=top_n,
+                               prefer_change=prefer_change, folder=folder),
+                    settings, top_n=top_n,
                     query=query, reranker=reranker, reranker_problem=reranker_problem,
-                    fold=folder,
                 )
+                if folder is not None:
+                    outcome.steps.append("fold")
                 # the rankers returned all they were asked for: more candidates may exist
                 full = bool(rankings) and max(len(r) for r in rankings) >= need
                 # scores only fall further down: past the threshold, more candidates can't help
@@ -428,10 +460,10 @@ def search_git_history(
             if ranking_depth > len(outcome.results):
                 longer = run_pipeline(
                     candidates(conn, scored, namespace_id=vectors_ns,
-                               prefer_change=settings.collapse), settings,
+                               prefer_change=prefer_change, folder=folder),
+                    settings,
                     top_n=ranking_depth, query=query, reranker=reranker,
                     reranker_problem=reranker_problem,
-                    fold=merge_folder(conn) if settings.collapse else None,
                 )
                 shown = {c.key for c in outcome.results}
                 shown |= {a.key for c in outcome.results for a in c.absorbed}

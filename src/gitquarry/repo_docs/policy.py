@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from wcmatch import glob as wcglob
 
 from gitquarry.errors import RepoDocsPolicyInvalidError, YamlInputError
+from gitquarry.globs import syntax_problem
 
 if TYPE_CHECKING:  # the YAML parser only when a policy file exists
     from gitquarry.parsing.strict_yaml import YamlMapping
@@ -44,7 +45,10 @@ PRESETS: dict[str, tuple[str, ...]] = {
 MATCHER_REVISION = "wcmatch-globstar-case-v2"
 MAX_POLICY_BYTES = 256 * 1024
 MAX_PATTERNS = 1000
-_KEYS = ("schema", "enabled", "preset", "include", "exclude")
+_KEYS = ("schema", "enabled", "preset", "include", "exclude", "cache_mode")
+#: seed 002's ``cache_mode`` (top level, or in the section): the one mode there is, a cache
+#: beside the repository's workspace that Git can rebuild; any other value is refused.
+CACHE_MODES = ("repo-local",)
 _FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.CASE | wcglob.NOUNIQUE
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -137,15 +141,18 @@ class DocsPolicy:
 BUILTIN_POLICY = DocsPolicy()
 
 
-def normalise_pattern(raw: str, *, policy_file: str, key: str) -> str:
-    """``raw`` as a canonical pattern (see module docstring).
+def normalise_pattern(raw: str, *, policy_file: str, key: str, line: int = 0) -> str:
+    """``raw`` as a canonical pattern (see module docstring). ``line``: where the file holds it
+    (named by the error; 0: unknown).
 
-    :raises RepoDocsPolicyInvalidError: empty, absolute, ``..``, an empty segment, a NUL or
-        a pattern the glob library refuses.
+    :raises RepoDocsPolicyInvalidError: empty, absolute, ``..``, an empty segment, a NUL, an
+        unclosed ``[`` (``gitquarry.globs.syntax_problem``: the check ``--files-glob`` makes,
+        where wcmatch alone would read ``docs/[a`` as a literal) or a pattern the glob library
+        refuses.
     """
     def bad(why: str) -> RepoDocsPolicyInvalidError:
         return RepoDocsPolicyInvalidError(policy_file, f"{key} pattern {raw!r} {why}", key=key,
-                                          pattern=raw)
+                                          pattern=raw, line=line)
 
     pattern = raw.replace("\\", "/")
     while pattern.startswith("./"):
@@ -161,6 +168,9 @@ def normalise_pattern(raw: str, *, policy_file: str, key: str) -> str:
         raise bad("holds '..'")
     if "" in segments:
         raise bad("holds an empty path segment")
+    problem = syntax_problem(pattern, braces=False)  # braces are literal in policy patterns
+    if problem is not None:
+        raise bad(f"is not a valid glob ({problem})")
     try:
         wcglob.compile(pattern, flags=_FLAGS)
     except Exception as exc:  # wcmatch refuses it: ValueError, pattern limits
@@ -197,8 +207,24 @@ def _patterns(section: YamlMapping, key: str, policy_file: str) -> tuple[str, ..
                 policy_file, f"{key} entries must be non-empty strings", key=key,
                 line=item_line,
             )
-        out.add(normalise_pattern(text, policy_file=policy_file, key=key))
+        out.add(normalise_pattern(text, policy_file=policy_file, key=key, line=item_line))
     return tuple(sorted(out))
+
+
+def _check_cache_mode(mapping: Any, policy_file: str) -> None:
+    """:raises RepoDocsPolicyInvalidError: ``mapping`` holds ``cache_mode`` with a value other
+    than ``repo-local`` (seed 002's, accepted: the docs cache is always repository-local)."""
+    if "cache_mode" not in mapping:
+        return
+    value = mapping["cache_mode"]
+    if isinstance(value, str) and value in CACHE_MODES:
+        return
+    lines = getattr(mapping, "key_lines", {})
+    shown = mapping.source("cache_mode") if hasattr(mapping, "source") else None
+    raise RepoDocsPolicyInvalidError(
+        policy_file, f"cache_mode must be {' or '.join(CACHE_MODES)}, got {shown or value!r}",
+        key="cache_mode", line=lines.get("cache_mode", 0),
+    )
 
 
 def parse_policy_file(data: bytes, policy_file: str, *, source: str) -> DocsPolicy | None:
@@ -222,6 +248,7 @@ def parse_policy_file(data: bytes, policy_file: str, *, source: str) -> DocsPoli
         return None
     if not isinstance(document, dict):
         raise RepoDocsPolicyInvalidError(policy_file, "the top level must be a mapping")
+    _check_cache_mode(document, policy_file)
     if SECTION not in document:
         return None
     section = document[SECTION]
@@ -238,6 +265,8 @@ def parse_policy_file(data: bytes, policy_file: str, *, source: str) -> DocsPoli
 
     def line_of(key: str) -> int:
         return section.key_lines.get(key, line)
+
+    _check_cache_mode(section, policy_file)
 
     schema = section.get("schema")
     if "schema" not in section:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from gitquarry.repo_docs.hydrate import Hydrator
 from gitquarry.repo_docs.lexical import LexicalIndex, Row, section_key
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
-from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse
+from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse, rrf_fuse_partial
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
 
 if TYPE_CHECKING:
@@ -78,7 +78,8 @@ def _bounded(text: str) -> str:
 
 def fuse_sections(fused: list[tuple[str, float]], rankings: list[list[str]],
                   weights: list[float], rrf_k: int,
-                  rows: dict[str, Row]) -> list[tuple[str, float]]:
+                  rows: dict[str, Row], *,
+                  embedded: set[str] | None = None) -> list[tuple[str, float]]:
     """Hybrid ordering by heading section. ``fused`` is the chunk-level RRF of ``rankings``
     (chunk ids, best first). The same RRF (``retrieval.fusion.rrf_fuse``, same weights and
     k) is run over the rankings with each chunk replaced by its section (first occurrence
@@ -86,14 +87,22 @@ def fuse_sections(fused: list[tuple[str, float]], rankings: list[list[str]],
     votes; each section is placed by that score and stands for its best chunk by the
     chunk-level score. The sections' other chunks follow in chunk-level order, their score
     capped by the one above (scores never increase down the list). Returns (chunk id,
-    score), every chunk of ``fused`` once."""
+    score), every chunk of ``fused`` once. ``embedded`` (the chunks that have vectors, when
+    only some do): a section none of whose chunks has a vector keeps its full-text place
+    (``retrieval.fusion.rrf_fuse_partial``, issue 20 §4)."""
     section_lists = [list(dict.fromkeys(section_key(rows[c]) for c in r)) for r in rankings]
     best: dict[object, str] = {}
     for chunk, _score in fused:
         best.setdefault(section_key(rows[chunk]), chunk)
     out: list[tuple[str, float]] = []
     used: set[str] = set()
-    for section, score in rrf_fuse(section_lists, weights, k=rrf_k):
+    if embedded is None:
+        sections = rrf_fuse(section_lists, weights, k=rrf_k)
+    else:
+        with_vectors = {section_key(rows[c]) for c in embedded if c in rows}
+        sections = rrf_fuse_partial(section_lists[0], section_lists[1], weights, k=rrf_k,
+                                    has_vector=with_vectors.__contains__)
+    for section, score in sections:
         out.append((best[section], score))
         used.add(best[section])
     floor = out[-1][1] if out else 0.0
@@ -158,9 +167,18 @@ def rank(
         used_weights.append(weights[1])
         if settings.dedup_enabled or settings.mmr_enabled:
             vector_of = {chunk: i for i, chunk in enumerate(semantic.chunk_ids)}
-    fused = rrf_fuse(rankings, used_weights, k=rrf_k)
+    embedded: set[str] | None = None
+    if len(rankings) == 2 and semantic is not None and len(semantic.chunk_ids) < len(
+            rows_by_chunk):
+        # a partial set (vectors still being computed): they only reorder embedded chunks
+        embedded = set(semantic.chunk_ids)
+        fused = rrf_fuse_partial(rankings[0], rankings[1], used_weights, k=rrf_k,
+                                 has_vector=embedded.__contains__)
+    else:
+        fused = rrf_fuse(rankings, used_weights, k=rrf_k)
     if len(rankings) > 1:
-        fused = fuse_sections(fused, rankings, used_weights, rrf_k, rows_by_chunk)
+        fused = fuse_sections(fused, rankings, used_weights, rrf_k, rows_by_chunk,
+                              embedded=embedded)
 
     def candidates() -> Iterator[Candidate[str]]:
         for chunk, fused_score in fused:

@@ -27,21 +27,13 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-from wcmatch import glob as wcglob
-
 from gitquarry.errors import InvalidArgumentError, InvalidGlobError, InvalidTimeError
+from gitquarry.globs import MAX_GLOB_CHARS, PathMatcher, gitignore_matcher
 
-_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
-
-PathMatcher = Callable[[str], bool]
-
-MAX_GLOB_CHARS = 4096
 #: Unix-second bounds SQLite can store (signed 64-bit).
 MIN_TIME = -(2**63)
 MAX_TIME = 2**63 - 1
@@ -61,73 +53,22 @@ def check_text(argument: str, value: str | None) -> None:
             "names stored from non-UTF-8 bytes hold U+FFFD in their place)")
 
 
-def _check_brackets(pattern: str) -> None:
-    depth_brace = 0
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "[":
-            close = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
-            if close == -1:
-                raise InvalidGlobError(pattern, f"unclosed '[' at position {i}")
-            i = close + 1
-            continue
-        if ch == "{":
-            depth_brace += 1
-        elif ch == "}":
-            depth_brace -= 1
-            if depth_brace < 0:
-                raise InvalidGlobError(pattern, f"unmatched '}}' at position {i}")
-        i += 1
-    if depth_brace:
-        raise InvalidGlobError(pattern, "unclosed '{'")
-
-
-def _nfc(text: str) -> str:
-    return text if text.isascii() else unicodedata.normalize("NFC", text)
-
-
 @functools.lru_cache(maxsize=256)
 def compile_glob(pattern: str) -> PathMatcher:
     """Compile ``pattern`` into a predicate over repository-relative POSIX paths, with the
-    rules of the module docstring. Kept per pattern (a pure function of it; errors are not
-    kept): a long-lived process compiles a query's glob once, not on every query (issue 21).
+    rules of the module docstring (``gitquarry.globs.gitignore_matcher``: the one engine and
+    syntax check shared with ``[indexing] exclude`` and the docs policy). Kept per pattern (a
+    pure function of it; errors are not kept): a long-lived process compiles a query's glob
+    once, not on every query (issue 21).
 
     :raises InvalidGlobError: empty pattern, NUL byte, unclosed ``[`` or ``{``, unmatched
         ``}``, a leading ``!`` (negation is not supported), or a pattern wcmatch rejects.
     """
-    original = pattern
-    pattern = _nfc(pattern.strip())
-    while pattern.startswith("./"):
-        pattern = pattern[2:]  # paths are repository-relative: ./src/a.py is src/a.py
-    if len(pattern) > MAX_GLOB_CHARS:
-        raise InvalidGlobError(original[:80] + "...", f"longer than {MAX_GLOB_CHARS} characters")
-    if "\x00" in pattern:
-        raise InvalidGlobError(pattern, "NUL character in pattern")
-    if pattern.startswith("!"):
-        raise InvalidGlobError(pattern, "negated patterns are not supported")
-    anchored = pattern.startswith("/")
-    directory_only = pattern.endswith("/")
-    base = pattern.strip("/")
-    if not base:
-        raise InvalidGlobError(original, "the pattern is empty")
-    _check_brackets(base)
-    if not anchored and "/" not in base:
-        base = "**/" + base  # no slash but a trailing one: at any depth
-    variants = [base + "/**"] if directory_only else [base, base + "/**"]
     try:
-        regexes = [rx for v in variants for rx in wcglob.translate(v, flags=_FLAGS)[0]]
-        compiled = re.compile("|".join(f"(?:{rx})" for rx in regexes))
-    except Exception as exc:  # wcmatch: ValueError, PatternLimitException (too many braces)
-        raise InvalidGlobError(original, str(exc) or type(exc).__name__) from exc
-
-    def match(path: str) -> bool:
-        return compiled.fullmatch(_nfc(path)) is not None
-
-    return match
+        return gitignore_matcher(pattern)
+    except ValueError as exc:
+        shown = pattern if len(pattern) <= MAX_GLOB_CHARS else pattern[:80] + "..."
+        raise InvalidGlobError(shown, str(exc)) from exc
 
 
 @dataclass(frozen=True, kw_only=True)

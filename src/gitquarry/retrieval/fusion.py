@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -163,3 +163,55 @@ def introduction_subject(query: str) -> str | None:
         subject = match.group("d") or match.group("e") or ""
     subject = re.sub(r"\s+", " ", subject).strip(" ?")
     return subject or None
+
+
+def rrf_fuse_partial(
+    lexical: Sequence[K],
+    semantic: Sequence[K],
+    weights: Sequence[float],
+    *,
+    k: int = 60,
+    has_vector: Callable[[K], bool],
+) -> list[tuple[K, float]]:
+    """Hybrid RRF while only some items have vectors (issue 20 §4): the semantic list only
+    reorders among items that have a vector; an item without one is never ranked below where
+    the lexical ranking alone puts it.
+
+    ``lexical`` and ``semantic`` are id lists, best first; ``weights`` their two RRF weights;
+    ``has_vector(id)`` whether the id could appear in ``semantic`` at all. Every lexical item
+    without a vector keeps its lexical slot (1-based lexical rank r → final rank at most r;
+    exactly r unless the list above it ran out); the other slots are filled, in order, by the
+    items with vectors (lexical and semantic-only) in their ``rrf_fuse`` order. With every
+    item embedded this is ``rrf_fuse``; with none, the lexical ranking. Values: the fused RRF
+    value; a kept item gets ``(w_lex + w_sem) / (k + r)`` (as if the semantic ranker agreed
+    with the lexical one), and values are then made non-increasing down the list (each at
+    most the one above it), so sorting by value keeps this order. Deterministic: ties as
+    ``rrf_fuse``.
+    """
+    fused = rrf_fuse([lexical, semantic], weights, k=k)
+    kept: dict[int, K] = {}
+    seen: set[K] = set()
+    for rank, key in enumerate(lexical):
+        if key not in seen:
+            seen.add(key)
+            if not has_vector(key):
+                kept[rank] = key
+    if not kept:
+        return fused
+    kept_keys = set(kept.values())
+    rest = iter([(key, value) for key, value in fused if key not in kept_keys])
+    agree = sum(weights)
+    out: list[tuple[K, float]] = []
+    for slot in range(len(fused)):
+        if slot in kept:
+            out.append((kept[slot], agree / (k + slot + 1)))
+            continue
+        item = next(rest, None)
+        if item is not None:
+            out.append(item)
+    monotone: list[tuple[K, float]] = []
+    for key, value in out:
+        if monotone and value > monotone[-1][1]:
+            value = monotone[-1][1]
+        monotone.append((key, value))
+    return monotone

@@ -23,12 +23,25 @@ in the seed's order, each switchable (``PipelineSettings``, from ``[search]``):
 9. **fold** (a corpus hook): results the corpus folds under other shown results (commit
    history: a merge that only brought in commits already shown).
 
+With collapse off, the dedup steps (4, 5) never remove a candidate because it resembles a
+result of its own ``group``: turning collapse off lists every copy as its own result, it
+does not hand the copies to a text or vector step that hides them (issue 20 §3).
+
+**The first k results never depend on ``top_n``** (issue 20 §3): steps 2-6 decide each
+candidate from the candidates ranked above it only; MMR and rerank choose from a pool whose
+size does not depend on ``top_n`` (``MMR_POOL``, ``rerank_top_n``) and MMR picks greedily, so
+its first k picks are the same whatever the number of picks. (A ``fold`` hook sees the window
+and so breaks this; the commit corpus folds merges in its candidate stream instead.)
+
 Steps 2-6 are filters applied in rank order over a lazy input, so a corpus may hydrate its
 candidates one by one and the pipeline reads only as many as it needs: ``top_n`` survivors
 (more when MMR or rerank choose from a pool: ``pool_size``), then one more for every result a
-fold removed. A removed candidate is never lost silently: it is listed under the result that
-absorbed it (``Candidate.absorbed``) or in ``PipelineOutcome.removed`` (threshold), and
-``explain`` says per result which steps moved or removed what.
+fold removed. A corpus may also fold a candidate itself before the pipeline reads it
+(``Candidate.folded``: keys listed under it; ``Candidate.fold_under``: show it under the
+result holding that key, when one does). A removed candidate is never lost silently: it is
+listed under the result that absorbed it (``Candidate.absorbed``) or in
+``PipelineOutcome.removed`` (threshold), and ``explain`` says per result which steps moved
+or removed what.
 """
 
 from __future__ import annotations
@@ -47,9 +60,9 @@ K = TypeVar("K", bound=Hashable)
 
 #: how many times a fold may remove results and the window be refilled
 FOLD_ROUNDS = 4
-#: MMR chooses from up to this many times ``top_n`` candidates (at least ``MMR_POOL_MIN``)
-MMR_POOL_FACTOR = 3
-MMR_POOL_MIN = 20
+#: MMR chooses from this many survivors of the filters, whatever ``top_n`` is (the first k
+#: results never depend on how many were asked for; issue 20 §3); at least ``top_n``.
+MMR_POOL = 100
 #: threshold removals listed by ``PipelineOutcome.summary``
 MAX_LISTED_REMOVALS = 20
 #: similarities within this of a threshold count as reaching it (float32 vectors)
@@ -111,7 +124,7 @@ class PipelineSettings:
         """How many survivors of the filters the ordering steps choose ``top_n`` from."""
         size = top_n
         if self.mmr_enabled:
-            size = max(size, MMR_POOL_FACTOR * top_n, MMR_POOL_MIN)
+            size = max(size, MMR_POOL)
         if rerank:
             size = max(size, self.rerank_top_n)
         return size
@@ -178,6 +191,9 @@ class Candidate(Generic[K]):
     normalise). ``text`` feeds n-gram dedup, MMR without vectors and rerank; ``vector`` (unit
     length, or None) embedding dedup and MMR; ``doc`` the per-document limit (None: a document
     of its own); ``group`` collapsing (None: no copies). ``data`` is the corpus's own payload.
+    ``folded``: keys the corpus already folded under this candidate (listed as absorbed by
+    ``fold``); ``fold_under``: a key ranked above this candidate under whose result this one
+    is listed (step ``fold``) when that key is shown or listed under a result.
     The pipeline fills ``input_rank`` (1-based position in the input), ``absorbed``, ``moves``
     and ``rerank_score``."""
 
@@ -192,6 +208,8 @@ class Candidate(Generic[K]):
     absorbed: list[Absorbed[K]] = field(default_factory=list)
     moves: list[Move] = field(default_factory=list)
     rerank_score: float | None = None
+    folded: list[K] = field(default_factory=list)
+    fold_under: K | None = None
     _shingles: frozenset[tuple[str, ...]] | None = None
 
     @property
@@ -267,6 +285,8 @@ class _Filters(Generic[K]):
         self.removed: list[Removed[K]] = []
         self.group_host: dict[Hashable, Candidate[K] | None] = {}
         self.docs: dict[Hashable, list[Candidate[K]]] = {}
+        #: key of every candidate read and kept or absorbed → the kept result showing it
+        self.shown_by: dict[Hashable, Candidate[K]] = {}
         self.read = 0
         self.exhausted = False
 
@@ -280,6 +300,8 @@ class _Filters(Generic[K]):
                 break
             self.read += 1
             c.input_rank = self.read
+            for key in c.folded:
+                c.absorbed.append(Absorbed(key, "fold", self.read))
             if self._admit(c):
                 out.append(c)
         return out
@@ -289,6 +311,9 @@ class _Filters(Generic[K]):
         host.absorbed.append(Absorbed(c.key, step, c.input_rank, similarity))
         # copies of an absorbed candidate follow it to its host
         host.absorbed.extend(c.absorbed)
+        self.shown_by[c.key] = host
+        for item in c.absorbed:
+            self.shown_by[item.key] = host
         if c.group is not None and self.s.collapse:
             self.group_host.setdefault(c.group, host)
 
@@ -299,20 +324,26 @@ class _Filters(Generic[K]):
             if host is not None:
                 self._absorb(host, c, "collapse")
                 return False
+        if c.fold_under is not None and c.fold_under in self.shown_by:
+            self._absorb(self.shown_by[c.fold_under], c, "fold")
+            return False
+        # with collapse off, a copy is never hidden as a near-duplicate of its own group
+        rivals = (self.kept if s.collapse or c.group is None
+                  else [k for k in self.kept if k.group != c.group])
         if c.score < s.min_confidence:
             self.removed.append(Removed(c.key, "threshold", c.input_rank, c.score))
             if s.collapse and c.group is not None:
                 self.group_host.setdefault(c.group, None)
             return False
         if s.ngram_dedup_enabled:
-            host, sim = _most_similar(self.kept, lambda k: jaccard(c.shingles, k.shingles))
+            host, sim = _most_similar(rivals, lambda k: jaccard(c.shingles, k.shingles))
             if host is not None and sim >= s.ngram_dedup_threshold - _EPS:
                 self._absorb(host, c, "ngram_dedup", sim)
                 return False
         if s.dedup_enabled and c.vector is not None:
             vector = c.vector
             host, sim = _most_similar(
-                [k for k in self.kept if k.vector is not None],
+                [k for k in rivals if k.vector is not None],
                 lambda k: max(0.0, cosine(vector, k.vector)),  # type: ignore[arg-type]
             )
             if host is not None and sim >= s.dedup_threshold - _EPS:
@@ -325,6 +356,9 @@ class _Filters(Generic[K]):
                 return False
             same.append(c)
         self.kept.append(c)
+        self.shown_by[c.key] = c
+        for item in c.absorbed:
+            self.shown_by[item.key] = c
         if s.collapse and c.group is not None:
             self.group_host[c.group] = c
         return True
@@ -348,21 +382,24 @@ def _pair_similarity(a: Candidate[K], b: Candidate[K]) -> float:
     return jaccard(a.shingles, b.shingles)
 
 
-def mmr_order(items: Sequence[Candidate[K]], lam: float) -> list[Candidate[K]]:
+def mmr_order(items: Sequence[Candidate[K]], lam: float,
+              picks: int | None = None) -> list[Candidate[K]]:
     """``items`` (best first) reordered by maximal marginal relevance: repeatedly the item
     maximising ``lam·score − (1−lam)·max similarity to the items already chosen``; ties keep
-    the input order. ``lam = 1`` returns the items ordered by score (ties: input order)."""
+    the input order. ``lam = 1`` returns the items ordered by score (ties: input order).
+    ``picks``: choose only that many greedily (the rest follow in input order); greedy, so the
+    first k picks are the same for any ``picks >= k``."""
     remaining = list(range(len(items)))
     max_sim = [0.0] * len(items)
     order: list[int] = []
-    while remaining:
+    while remaining and (picks is None or len(order) < picks):
         best = max(remaining, key=lambda i: (lam * items[i].score - (1 - lam) * max_sim[i], -i))
         remaining.remove(best)
         order.append(best)
         if lam < 1:
             for i in remaining:
                 max_sim[i] = max(max_sim[i], _pair_similarity(items[i], items[best]))
-    return [items[i] for i in order]
+    return [items[i] for i in order] + [items[i] for i in remaining]
 
 
 def run_pipeline(
@@ -421,7 +458,10 @@ def run_pipeline(
         ordered = list(pool)
         mmr_before = {id(c): n for n, c in enumerate(ordered, start=1)}
         if settings.mmr_enabled:
-            ordered = mmr_order(ordered, settings.mmr_lambda)
+            ordered = mmr_order(
+                ordered, settings.mmr_lambda,
+                picks=max(top_n, settings.rerank_top_n if use_rerank else 0),
+            )
         mmr_after = {id(c): n for n, c in enumerate(ordered, start=1)}
         rerank_before = dict(mmr_after)
         if use_rerank and reranker is not None and ordered:

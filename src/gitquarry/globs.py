@@ -1,0 +1,117 @@
+"""The one glob engine: ``wcmatch``, with one syntax check, for every pattern gitquarry reads.
+
+Used by ``[indexing] exclude`` (``gitio.discovery``), ``--files-glob`` / ``files_glob`` and
+``[git_indexing] refs`` (``retrieval.filters.compile_glob``: gitignore rules, below) and the
+repository docs policy's ``include``/``exclude`` (``repo_docs.policy``: the same engine and
+syntax check, anchored at the repository root and case-sensitive, as seed 002 asks).
+
+Gitignore rules (:func:`gitignore_matcher`): ``**`` spans directories; ``*`` and ``?`` stay
+within one segment; ``{a,b}`` expands; dotfiles match; a pattern with no ``/`` except a
+trailing one matches at any depth (``archive`` is ``**/archive``); a leading or inner ``/``
+anchors it at the root; a pattern naming a directory matches everything under it; a trailing
+``/`` matches directories only. Names are compared in NFC.
+
+Syntax (:func:`syntax_problem`): an unclosed ``[`` (``docs/[a``), and with braces an unclosed
+``{`` or unmatched ``}``, are errors everywhere: wcmatch would read them as literal characters,
+so the same text would be an error in one place and a silent literal in another.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+from wcmatch import glob as wcglob
+
+PathMatcher = Callable[[str], bool]
+
+GITIGNORE_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
+MAX_GLOB_CHARS = 4096
+
+
+def syntax_problem(pattern: str, *, braces: bool = True) -> str | None:
+    """What is wrong with ``pattern``'s brackets (None: nothing): an unclosed ``[`` and, with
+    ``braces``, an unclosed ``{`` or an unmatched ``}``. ``\\`` escapes the next character."""
+    depth_brace = 0
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[":
+            close = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
+            if close == -1:
+                return f"unclosed '[' at position {i}"
+            i = close + 1
+            continue
+        if braces and ch == "{":
+            depth_brace += 1
+        elif braces and ch == "}":
+            depth_brace -= 1
+            if depth_brace < 0:
+                return f"unmatched '}}' at position {i}"
+        i += 1
+    if depth_brace:
+        return "unclosed '{'"
+    return None
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC (ASCII unchanged)."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def gitignore_matcher(pattern: str) -> PathMatcher:
+    """``pattern`` as a predicate over repository- or workspace-relative POSIX paths, with the
+    gitignore rules of the module docstring.
+
+    :raises ValueError: empty pattern, NUL, longer than ``MAX_GLOB_CHARS``, a leading ``!``
+        (negation is not supported), a syntax problem, or a pattern wcmatch rejects; the
+        message says which.
+    """
+    pattern = nfc(pattern.strip())
+    while pattern.startswith("./"):
+        pattern = pattern[2:]  # paths are relative: ./src/a.py is src/a.py
+    if len(pattern) > MAX_GLOB_CHARS:
+        raise ValueError(f"longer than {MAX_GLOB_CHARS} characters")
+    if "\x00" in pattern:
+        raise ValueError("NUL character in pattern")
+    if pattern.startswith("!"):
+        raise ValueError("negated patterns are not supported")
+    anchored = pattern.startswith("/")
+    directory_only = pattern.endswith("/")
+    base = pattern.strip("/")
+    if not base:
+        raise ValueError("the pattern is empty")
+    problem = syntax_problem(base)
+    if problem is not None:
+        raise ValueError(problem)
+    if not anchored and "/" not in base:
+        base = "**/" + base  # no slash but a trailing one: at any depth
+    variants = [base + "/**"] if directory_only else [base, base + "/**"]
+    try:
+        regexes = [rx for v in variants for rx in wcglob.translate(v, flags=GITIGNORE_FLAGS)[0]]
+        compiled = re.compile("|".join(f"(?:{rx})" for rx in regexes))
+    except Exception as exc:  # wcmatch: ValueError, PatternLimitException (too many braces)
+        raise ValueError(str(exc) or type(exc).__name__) from exc
+
+    def match(path: str) -> bool:
+        return compiled.fullmatch(nfc(path)) is not None
+
+    return match
+
+
+def directory_matcher(patterns: list[str]) -> PathMatcher:
+    """Whether a directory (relative POSIX path, no trailing ``/``) matches any of
+    ``patterns`` under gitignore rules: the directory itself, or as ``dir/`` (so ``build/``
+    and ``**/build/**`` exclude the directory ``build`` and everything in it).
+
+    :raises ValueError: a pattern is invalid (:func:`gitignore_matcher`)."""
+    matchers = [gitignore_matcher(p) for p in patterns]
+
+    def match(rel: str) -> bool:
+        return bool(rel) and any(m(rel) or m(rel + "/") for m in matchers)
+
+    return match
