@@ -94,3 +94,29 @@ def test_the_name_fast_path_answers_exactly_what_rev_parse_does(docs_repo: Repo)
             if name.startswith("-"):
                 expected = None
             assert reader.commit_of(name) == expected, name
+
+
+#: revisions git accepts but that name no single commit the way a docs search needs:
+#: ``rev-parse --verify ^HEAD`` prints ``^<id>`` (rc 0), which used to reach ``git ls-tree``
+#: (``git_failed``); a name over the kernel's 128 KiB argument cap made ``run_git`` raise
+#: ``OSError: Argument list too long`` (``internal_error``).
+ODD = ["^HEAD", "^HEAD~1", "H" * 200_000]
+
+
+def test_odd_revisions_are_revision_not_found(docs_repo: Repo, service: RepoDocsService,
+                                              registered: Selector) -> None:
+    from gitquarry.gitio.tree import resolve_commit
+
+    git_dir = docs_repo.path / ".git"
+    with BlobReader(git_dir) as reader:
+        for rev in ODD:
+            assert reader.commit_of(rev) is None, rev[:20]
+            with pytest.raises(RevisionNotFoundError):
+                resolve_commit(git_dir, rev)
+    expected = service.search(registered, "gunicorn", mode="fulltext")["hits"]
+    assert expected
+    for rev in ODD:
+        with pytest.raises(RevisionNotFoundError) as info:
+            service.search(registered, "gunicorn", revision=rev, mode="fulltext")
+        assert info.value.code == "revision_not_found"
+        assert service.search(registered, "gunicorn", mode="fulltext")["hits"] == expected

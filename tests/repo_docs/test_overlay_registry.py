@@ -212,3 +212,12 @@ def test_selectors_partial_ambiguous_stale_and_rebind(make_repo: Callable[..., R
     assert info.value.reason == "not_registered"
     with pytest.raises(RepoDocsRegistrationError):
         registry.register("o/r", tmp_path / "nope")
+
+
+def test_nothing_registered_says_so_in_plain_words(tmp_path: Path) -> None:
+    """A new user's first `repo-docs search` read "no repository is not registered"."""
+    with pytest.raises(RepoDocsRegistrationError) as info:
+        Registry(tmp_path / "registry.json").resolve(Selector(None))
+    assert info.value.reason == "not_registered"
+    assert "no repository is registered; run `gitquarry repo-docs register" in str(info.value)
+    assert "is not registered" not in str(info.value)

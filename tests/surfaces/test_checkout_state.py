@@ -124,6 +124,30 @@ def test_untracked_links_in_the_index_dir_are_never_followed(
     assert digest(target) == before
 
 
+@pytest.mark.parametrize("name", ["index.lock", "index.db", "index.db-wal"])
+def test_hard_links_in_the_index_dir_are_never_written_through(
+        tmp_path: Path, cli: CLI, name: str) -> None:
+    """A hard link passes ``lstat``/``fstat`` ``S_ISREG`` and ``O_NOFOLLOW``; an archive (or
+    anyone who can write the directory) can place one to another file. The lease used to
+    truncate the victim through ``index.lock``; another workspace's own index (``ours`` by
+    its owner token) linked as ``index.db`` would be written into. gitquarry never makes a
+    hard link there, so a file with more than one link is refused."""
+    other = tmp_path / "other"
+    Repo(other / "repo").commit("Other work", {"a.py": "a = 1\n"})
+    code, _, err = cli("index", str(other), "--no-embed", "-q")
+    assert code == 0, err
+    target = other / ".gitquarry" / "index.db" if name == "index.db" else victim(tmp_path)
+    before = digest(target)
+    ws = tmp_path / "ws"
+    Repo(ws / "repo").commit("Add the parser", {"parser.py": "x = 1\n"})
+    (ws / ".gitquarry").mkdir()
+    os.link(target, ws / ".gitquarry" / name)
+    code, _, err = cli("index", str(ws), "--no-embed", "-q")
+    refused(code, err, "hard link")
+    assert str(ws / ".gitquarry" / name) in err
+    assert digest(target) == before
+
+
 def test_cursor_store_never_opens_a_linked_cursors_db(tmp_path: Path) -> None:
     from gitquarry.history.cursor import CursorStore
 

@@ -8,6 +8,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -264,3 +265,36 @@ def test_a_corrupt_docs_cache_names_its_own_remedy(tmp_path: Path, cli: CLI) -> 
     code, out, err = cli("repo-docs", "search", "parser", "--repo", "o/cache",
                          "--mode", "fulltext")
     assert code == 0 and "README.md" in out, (out, err)
+
+
+def test_blame_revisions_git_cannot_take_are_path_not_found_over_mcp(
+        tmp_path: Path, cli: CLI) -> None:
+    """MCP ``blame_search`` with a revision over the kernel's 128 KiB argument cap used to be
+    ``internal_error: OSError: Argument list too long``; ``^HEAD`` and an option-looking name
+    must not reach git as revisions either. Each is the typed "no indexed repository has this
+    file at ..." and a good call right after answers."""
+    from .conftest import with_mcp_server
+
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    Repo(ws / "repo").commit("Add retry", {"net.py": "retries = 3\n"})
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    bad = ["H" * 200_000, "^HEAD", "--output=" + str(tmp_path / "out")]
+
+    async def body(session: Any) -> Any:
+        out = []
+        for rev in bad:
+            out.append(await session.call_tool("blame_search",
+                                               {"path": "net.py", "revision": rev}))
+        out.append(await session.call_tool("blame_search", {"path": "net.py"}))
+        return out
+
+    results, _ = with_mcp_server(ws, body, tmp_path)
+    for rev, res in zip(bad, results[:-1], strict=True):
+        text = res.content[0].text
+        assert res.is_error, rev[:20]
+        assert "internal_error" not in text and "OSError" not in text, text[:300]
+        assert "path_not_found" in text, text[:300]
+    assert not results[-1].is_error, results[-1].content[0].text
+    assert not (tmp_path / "out").exists()

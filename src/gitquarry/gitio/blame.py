@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitquarry.errors import RevisionNotFoundError
 from gitquarry.gitio.runner import run_git, stream_git
+from gitquarry.gitio.tree import resolve_commit
 
 
 @dataclass
@@ -124,10 +126,12 @@ def file_history(git_dir: Path, revision: str, path: str, *, follow: bool = True
 
 
 def resolve(git_dir: Path, revision: str) -> str | None:
-    """The commit ``revision`` names, or None."""
-    proc = run_git(git_dir, ["rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
-                   check=False)
-    return proc.stdout.decode("ascii", "replace").strip() or None if proc.returncode == 0 else None
+    """The commit ``revision`` names, or None (``gitio.tree.resolve_commit``: an over-long
+    name, one starting with ``-`` or an answer that is not one object id is none)."""
+    try:
+        return resolve_commit(git_dir, revision)
+    except RevisionNotFoundError:
+        return None
 
 
 def path_exists(git_dir: Path, commit: str, path: str) -> bool:

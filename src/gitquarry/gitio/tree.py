@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitquarry.errors import GitError, RevisionNotFoundError
 from gitquarry.gitio.runner import run_git
+
+#: the longest revision name looked up (a path's worth; far below the kernel's 128 KiB cap
+#: on one argument, which made a longer one an ``OSError``)
+MAX_REVISION_CHARS = 4096
+_FULL_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 #: ``ls-tree`` modes.
 MODE_SYMLINK = "120000"
@@ -29,16 +35,19 @@ class TreeEntry:
 def resolve_commit(git_dir: Path, revision: str) -> str:
     """The full id of the commit ``revision`` names (a branch, tag, hash, ``HEAD~3``...).
 
-    :raises RevisionNotFoundError: it names no commit (or is empty / starts with ``-``).
+    :raises RevisionNotFoundError: it names no commit (or is empty, starts with ``-``, is
+        longer than :data:`MAX_REVISION_CHARS`, or rev-parse answers something other than
+        one object id, as ``^HEAD`` makes it print ``^<id>``).
     """
-    if not revision or revision.startswith("-") or "\x00" in revision or "\n" in revision:
+    if not revision or revision.startswith("-") or "\x00" in revision or "\n" in revision \
+            or len(revision) > MAX_REVISION_CHARS:
         raise RevisionNotFoundError(revision)
     proc = run_git(
         git_dir, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"],
         check=False,
     )
     oid = proc.stdout.decode("ascii", "replace").strip()
-    if proc.returncode != 0 or not oid:
+    if proc.returncode != 0 or not _FULL_OID.fullmatch(oid):
         raise RevisionNotFoundError(revision)
     return oid
 

@@ -325,9 +325,9 @@ class Registry:
             )
         candidates = self.bindings(selector.repo)
         if not candidates:
-            what = f"{selector.repo!r} is" if selector.repo else "no repository is"
+            what = f"{selector.repo!r} is not" if selector.repo else "no repository is"
             raise RepoDocsRegistrationError(
-                "not_registered", f"{what} not registered; run `gitquarry repo-docs register "
+                "not_registered", f"{what} registered; run `gitquarry repo-docs register "
                 "--repo NAME --repository-path PATH`",
             )
         if not all(given):

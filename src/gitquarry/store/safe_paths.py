@@ -11,7 +11,8 @@ its directory. Every such operation goes through this module:
   component between the workspace (or repository) root and it, is a real directory, never a
   link; created one component at a time.
 * :func:`open_regular`: ``os.open`` with ``O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK`` (a FIFO
-  never blocks), then ``fstat`` ``S_ISREG`` on the opened descriptor.
+  never blocks), then ``fstat`` ``S_ISREG`` on the opened descriptor; opened for writing,
+  it must have one link (a hard link passes both checks).
 * :func:`check_regular`: ``lstat`` for what cannot be opened that way; SQLite opens its own
   files, so :func:`check_sqlite_files` checks the database, its ``-wal``, ``-shm`` and
   ``-journal`` before every connection.
@@ -66,6 +67,20 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
     except OSError as exc:
         raise IndexAccessError(path, exc.strerror or str(exc)) from exc
+
+
+def _refuse_hard_link(path: Path, info: os.stat_result) -> None:
+    """A regular file that gitquarry writes has exactly one link: it never makes a hard
+    link, and one to another file (placed by an archive, or by anyone who can write the
+    directory) passes ``O_NOFOLLOW`` and ``S_ISREG`` alike, so writing would change that
+    other file (truncate a victim, or write into another workspace's index).
+
+    :raises IndexPathUnsafeError: ``info.st_nlink`` is more than 1.
+    """
+    if info.st_nlink > 1:
+        raise IndexPathUnsafeError(
+            path, f"a hard link ({info.st_nlink} names for one file), so writing it would "
+            "change another file too")
 
 
 def check_regular(path: Path) -> bool:
@@ -140,7 +155,8 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
     """``os.open(path, flags)`` that never follows a link and never blocks on a FIFO; the
     descriptor is checked to be a regular file. The caller closes it.
 
-    :raises IndexPathUnsafeError: ``path`` is a link or not a regular file.
+    :raises IndexPathUnsafeError: ``path`` is a link or not a regular file, or (opened for
+        writing) a hard link.
     :raises IndexAccessError: it cannot be opened (permissions, missing directory).
     """
     try:
@@ -156,6 +172,8 @@ def open_regular(path: Path, flags: int, mode: int = 0o644) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise IndexPathUnsafeError(path, _kind(info.st_mode))
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            _refuse_hard_link(path, info)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -193,14 +211,19 @@ def write_small(path: Path, data: bytes, *, mode: int = 0o644) -> None:
 def check_sqlite_files(db: Path) -> bool:
     """Check the SQLite database ``db`` before connecting: its directory is a real
     directory and ``db``, ``db-wal``, ``db-shm`` and ``db-journal`` are each absent or a
-    regular file (SQLite follows links itself). Returns whether ``db`` exists.
+    regular file with one link (SQLite follows links itself). Returns whether ``db`` exists.
 
-    :raises IndexPathUnsafeError: one of them is a link or not a regular file.
+    :raises IndexPathUnsafeError: one of them is a link, a hard link or not a regular file.
     """
     check_state_dir(db.parent)
     exists = False
     for suffix in SQLITE_SUFFIXES:
-        found = check_regular(Path(f"{db}{suffix}"))
+        path = Path(f"{db}{suffix}")
+        found = check_regular(path)
+        if found:
+            info = _lstat(path)
+            if info is not None:
+                _refuse_hard_link(path, info)
         exists = exists or (found and suffix == "")
     return exists
 
