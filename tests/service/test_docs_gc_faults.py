@@ -23,6 +23,9 @@ import pytest
 
 from .conftest import FAST_CONFIG, Api, DaemonProcess, git
 
+# issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
+pytestmark = pytest.mark.slow
+
 HOOKS = Path(__file__).parent / "fault_hooks"
 DOCS = {
     "README.md": "# Widget\n\nWidget renders dashboards for the ops team.\n",

@@ -26,6 +26,9 @@ from gitquarry.errors import GitquarryError
 
 from .conftest import FAST_CONFIG, Api, DaemonProcess, git, make_repo
 
+# issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
+pytestmark = pytest.mark.slow
+
 DOCS = {"README.md": "# Widget\n\nWidget renders dashboards.\n",
         "docs/deploy.md": "# Deployment\n\nThe reverse proxy forwards to gunicorn.\n"}
 

@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+
 from .conftest import Api, git
+
+# issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
+pytestmark = pytest.mark.slow
 
 
 def request(base: str, method: str, path: str, *, headers: dict[str, str] | None = None,

@@ -20,9 +20,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gitquarry.service import paths
 
 from .conftest import git
+
+# issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
+pytestmark = pytest.mark.slow
 
 
 def _daemons(state_home: str) -> list[int]:

@@ -20,6 +20,9 @@ import pytest
 
 from .conftest import commit, git, make_repo
 
+# issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
+pytestmark = pytest.mark.slow
+
 CHROMIUM = "/usr/bin/chromium"
 
 

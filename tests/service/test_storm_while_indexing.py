@@ -17,7 +17,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import FAST_CONFIG, Api, DaemonProcess, git, history_hashes, proc_cpu_s
+
+# issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
+pytestmark = pytest.mark.slow
 
 DEBOUNCE_S = 2.0
 STORM_S = 10.0

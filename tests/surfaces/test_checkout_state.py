@@ -388,6 +388,7 @@ def shows_forged(out: str, forged: str) -> bool:
     return "0xBADC0DE" in out or "attacker key" in out or forged[:10] in out
 
 
+@pytest.mark.slow  # issue 24: ~3 s each (subprocess CLI and MCP sessions); CI runs it
 def test_committed_forged_index_is_refused_by_history_and_mcp(
         tmp_path: Path, cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     db, forged = forged_index(tmp_path, cli, monkeypatch)
@@ -415,6 +416,7 @@ def test_committed_forged_index_is_refused_by_history_and_mcp(
     assert digest(clone / ".gitquarry" / "index.db") == digest(db)
 
 
+@pytest.mark.slow  # issue 24: ~3 s each (subprocess CLI and MCP sessions); CI runs it
 def test_untracked_forged_index_is_refused_then_set_aside_by_index(
         tmp_path: Path, cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unpacked from an archive (git tracks nothing): not created here, so readers refuse
@@ -445,6 +447,7 @@ def test_untracked_forged_index_is_refused_then_set_aside_by_index(
     assert "Add the lexer" in out
 
 
+@pytest.mark.slow  # issue 24: ~3 s each (subprocess CLI and MCP sessions); CI runs it
 def test_mcp_server_started_before_the_first_index_never_serves_a_forged_one(
         tmp_path: Path, cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server starts on an empty workspace; the forged index appears (a checkout of a
@@ -595,6 +598,7 @@ def test_subprocess_cli_refuses_the_recipe(tmp_path: Path) -> None:
     assert sys.executable  # the CLI ran as the user would run it
 
 
+@pytest.mark.slow  # issue 24: ~3 s each (subprocess CLI and MCP sessions); CI runs it
 def test_readers_never_adopt_a_legacy_index(tmp_path: Path, cli: CLI) -> None:
     """Only a command that builds the index adopts: ``search`` (which may refresh the graph),
     ``history``, ``status`` and an MCP server all refuse and leave the file as it was."""

@@ -188,6 +188,7 @@ def test_show_and_blame_page_on_a_terminal_unless_no_pager(indexed: tuple[Path, 
 # -- completion -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # issue 24: ~4.5 s (a real bash); CI runs it
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_bash_completion_completes_commands_options_and_subcommands() -> None:
     exe = Path(sys.executable).parent / "gitquarry"
