@@ -87,6 +87,7 @@ def _odd_repository(repo: GitRepo) -> None:
     repo.git("pack-refs", "--all")
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_odd_refs_index_exactly_what_git_lists(
     make_repo: Callable[..., GitRepo], indexer: Indexer
 ) -> None:

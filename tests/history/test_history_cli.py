@@ -213,6 +213,7 @@ def test_empty_query_warns(cli, indexed):
     assert "empty" in err and "No commits found" in out
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_console_script_smoke(project, workspace):
     """One real subprocess: the installed entry point indexes and searches."""
     exe = gitquarry_executable()

@@ -112,6 +112,7 @@ def lexical_project(
     return workspace_dir, hashes
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_lists_both_tools_with_the_seed_schema(
     lexical_project: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -139,6 +140,7 @@ def test_lists_both_tools_with_the_seed_schema(
     assert tools["search"].input_schema["required"] == ["query"]
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_valid_call_returns_the_seed_response(
     lexical_project: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -209,6 +211,7 @@ INVALID_CALLS: list[tuple[dict[str, Any], str]] = [
 ]
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_invalid_arguments_are_tool_errors_and_the_server_keeps_answering(
     lexical_project: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -230,6 +233,7 @@ def test_invalid_arguments_are_tool_errors_and_the_server_keeps_answering(
         assert len(payload(good)["results"]) == 2, arguments
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_workspace_without_index_is_a_tool_error_naming_gitquarry_index(
     workspace_dir: Path, make_repo: Callable[[str], GitRepo], tmp_path: Path
 ) -> None:
@@ -325,6 +329,7 @@ def test_server_loads_the_model_once_for_many_calls(
     assert len(loads) == 1
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_agent_tools_over_a_real_session(
     lexical_project: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:

@@ -16,6 +16,9 @@ import pytest
 
 from .conftest import GitRepo, Harness
 
+# issue 24: seconds per test (daemons, Chromium, an index per case); CI runs the slow set
+pytestmark = pytest.mark.slow
+
 WORDS = [
     "fish", "bash", "zsh", "completion", "prompt", "pager", "editor", "progress",
     "colour", "option", "flag", "group", "context", "parser", "default", "value", "help",

@@ -18,6 +18,9 @@ import pytest
 
 from .conftest import BASE_TIME, GitRepo, Harness
 
+# issue 24: seconds per test (daemons, Chromium, an index per case); CI runs the slow set
+pytestmark = pytest.mark.slow
+
 VOCAB = [
     "fish", "completion", "shell", "script", "bash", "zsh", "parser", "option", "flag",
     "command", "group", "context", "prompt", "echo", "style", "colour", "progress", "bar",

@@ -9,7 +9,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from .conftest import Api, DaemonProcess, git, make_repo
+
+# issue 24: seconds per test (daemons, Chromium, an index per case); CI runs the slow set
+pytestmark = pytest.mark.slow
 
 VICTIM = "the user's own file\n"
 

@@ -12,12 +12,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import CLI, Repo, user_config, with_mcp_server
 
 BAD_REVISIONS = ["HEAD@{upstream}", "HEAD@{100000}", ":../x", "HEAD:../../", "HEAD:docs",
                  "main@{push}", "HEAD^{tree}", "nosuchbranch", "-n", "HEAD@{-1}"]
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_bad_revisions_are_typed_and_the_reader_survives_over_mcp(tmp_path: Path,
                                                                    cli: CLI) -> None:
     project = tmp_path / "proj"

@@ -533,6 +533,7 @@ def test_index_made_by_another_user_state_is_not_ours(
     refused(code, err, "this installation did not create it")
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_forged_docs_cache_is_refused_by_search_and_set_aside_by_index(
         tmp_path: Path, cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
     """A docs cache built elsewhere (another state) and shipped next to the repository."""

@@ -267,6 +267,7 @@ def test_a_corrupt_docs_cache_names_its_own_remedy(tmp_path: Path, cli: CLI) -> 
     assert code == 0 and "README.md" in out, (out, err)
 
 
+@pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it
 def test_blame_revisions_git_cannot_take_are_path_not_found_over_mcp(
         tmp_path: Path, cli: CLI) -> None:
     """MCP ``blame_search`` with a revision over the kernel's 128 KiB argument cap used to be

@@ -20,6 +20,9 @@ from gitquarry.web.login_page import login_dir, remove_stale_pages, write_login_
 from .conftest import WebEnv
 from .http_client import request
 
+# issue 24: seconds per test (daemons, Chromium, an index per case); CI runs the slow set
+pytestmark = pytest.mark.slow
+
 
 def _token(web_env: WebEnv) -> str:
     query = urlparse(web_env.login_url()).query
