@@ -230,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gq-run-all-") as tmp:
         root = Path(tmp)
         env = quiet_env(root / "state")
+        # the in-process figures (refs, warm keyword) open the indexes the child processes
+        # built: the same state directory, so their owner tokens are this run's (issue 19 §2)
+        os.environ["XDG_STATE_HOME"] = env["XDG_STATE_HOME"]
         note("version")
         out["version"] = figure_version(rounds * 2, env)
         from _synthetic import build_repo
