@@ -5,11 +5,8 @@ read, and a skipped file is a note naming it."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
-from collections.abc import Callable, Iterator
-
-import pytest
+from collections.abc import Callable
 
 from gitquarry.gitio.mailmap import MAILMAP_MAX_BYTES
 
@@ -18,20 +15,6 @@ from .conftest import GitRepo, Indexer
 KIM_OLD = ("Kim Alder", "kim@old.example")
 MAILMAP = "Kim Birch <kim@new.example> <kim@old.example>\n"
 
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """Fail (instead of hanging the run) if the test blocks for 60 s."""
-    def expire(*_: object) -> None:
-        raise TimeoutError("blocked reading a file from the working tree")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_fifo_mailmap_never_blocks_the_index(make_repo: Callable[..., GitRepo],

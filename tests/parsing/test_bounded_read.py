@@ -4,9 +4,7 @@ and cutting at a character boundary checked against a brute-force decode."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,19 +12,8 @@ import pytest
 from gitquarry.errors import FileRefusedError
 from gitquarry.parsing.bounded_read import cut_at_char_boundary, open_regular, read_capped
 
-
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    def expire(*_: object) -> None:
-        raise TimeoutError("blocked")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(30)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+#: every read here must return, never block (the shared deadline of tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("deadline")
 
 
 def test_the_cap_reads_n_plus_one_bytes(tmp_path: Path) -> None:

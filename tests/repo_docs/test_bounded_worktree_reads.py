@@ -6,8 +6,6 @@ naming its size, whether it comes from Git (capped by cat-file's header) or the 
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Iterator
 
 import pytest
 
@@ -18,21 +16,6 @@ from gitquarry.repo_docs.registry import Selector
 from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import Repo
-
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    """Fail (instead of hanging the run) if the test blocks for 60 s."""
-    def expire(*_: object) -> None:
-        raise TimeoutError("blocked reading a file from the working tree")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_a_tracked_doc_replaced_by_a_fifo_never_blocks_the_overlay(

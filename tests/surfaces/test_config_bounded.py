@@ -7,8 +7,6 @@ subprocess with a timeout."""
 from __future__ import annotations
 
 import os
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,20 +15,6 @@ from gitquarry.config import CONFIG_MAX_BYTES, WORKSPACE_CONFIG_NAME, load_confi
 from gitquarry.errors import ConfigError
 
 from .conftest import Repo, run_gitquarry
-
-
-@pytest.fixture
-def deadline() -> Iterator[None]:
-    def expire(*_: object) -> None:
-        raise TimeoutError("blocked reading a configuration file")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(60)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "devzero", "huge", "directory"])

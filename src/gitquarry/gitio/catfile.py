@@ -39,6 +39,18 @@ def is_full_oid(name: str) -> bool:
     return _FULL_OID.match(name) is not None
 
 
+def _kill(proc: subprocess.Popen[bytes] | None) -> None:
+    """Kill ``proc`` (if any), reap it and close its pipes; errors closing them are ignored."""
+    if proc is None:
+        return
+    proc.kill()
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
 @dataclass(frozen=True)
 class BlobResult:
     """What the batch process said about one object.
@@ -97,14 +109,7 @@ class _NameResolver:
 
     def _discard(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        proc.kill()
-        proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        _kill(proc)
 
     def close(self) -> None:
         with self._lock:
@@ -153,14 +158,7 @@ class BlobReader:
         """Kill and forget the current process (its pipe state is unknown after a failure);
         the next request starts a new one."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        proc.kill()
-        proc.wait()
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                with contextlib.suppress(OSError):
-                    pipe.close()
+        _kill(proc)
 
     def read(
         self, spec: str, *, max_bytes: int | None = None, kinds: tuple[str, ...] = ("blob",)
