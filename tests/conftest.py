@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from testkit.cli import CLI, run_cli
+
 
 @pytest.fixture
 def deadline() -> Iterator[None]:
@@ -22,3 +24,9 @@ def deadline() -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> CLI:
+    """Run ``gitquarry.cli.app.main(argv)`` in-process → (exit code, stdout, stderr)."""
+    return lambda *argv: run_cli(capsys, *argv)

@@ -4,10 +4,9 @@ registry; the real model only in tests marked ``slow``."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,74 +14,29 @@ from gitquarry.config import Config
 from gitquarry.embedding.fake import fake_provider_registered
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.service import RepoDocsService
+from testkit import BASE_TIME, FileContent, GitRepo, isolate_user
 
-BASE_TIME = 1_704_067_200
+__all__ = ["BASE_TIME", "Repo"]
 
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory,
                  monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path_factory.mktemp("home")
-    gitconfig = home / ".gitconfig"
-    gitconfig.write_text(
-        "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada\n\temail = ada@example.com\n"
-        "[commit]\n\tgpgsign = false\n[core]\n\tautocrlf = false\n", encoding="utf-8")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".state"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GITQUARRY_CONFIG", "/dev/null")
-    monkeypatch.setenv("COLUMNS", "200")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GITQUARRY_DEBUG"):
-        monkeypatch.delenv(key, raising=False)
-    return home
+    return isolate_user(tmp_path_factory.mktemp("home"), monkeypatch, name="Ada",
+                        user_config=None, state=True)
 
 
-class Repo:
-    """A real repository; ``commit`` writes files (None deletes), stages all, commits."""
+class Repo(GitRepo):
+    """The shared builder as these tests use it: the user's own identity, ``commit(files,
+    message="docs")``."""
 
     def __init__(self, path: Path, *, object_format: str | None = None,
                  bare: bool = False) -> None:
-        self.path = path
-        self.clock = BASE_TIME
-        path.mkdir(parents=True, exist_ok=True)
-        args = ["init", "-q", "-b", "main"]
-        if object_format:
-            args.append(f"--object-format={object_format}")
-        if bare:
-            args.append("--bare")
-        self.git(*args)
+        super().__init__(path, object_format=object_format, bare=bare, identity=False)
 
-    def git(self, *args: str, cwd: Path | None = None) -> str:
-        self.clock += 60
-        env = dict(os.environ, GIT_AUTHOR_DATE=f"@{self.clock} +0000",
-                   GIT_COMMITTER_DATE=f"@{self.clock} +0000")
-        proc = subprocess.run(["git", *args], cwd=cwd or self.path, env=env,
-                              capture_output=True, check=False)
-        if proc.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)}: {proc.stderr.decode()}")
-        return proc.stdout.decode().strip()
-
-    def write(self, files: dict[str, str | bytes | None]) -> None:
-        for name, content in files.items():
-            target = self.path / name
-            if content is None:
-                if target.exists() or target.is_symlink():
-                    target.unlink()
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                target.write_text(content, encoding="utf-8")
-
-    def commit(self, files: dict[str, str | bytes | None], message: str = "docs") -> str:
-        self.write(files)
-        self.git("add", "-A")
-        self.git("commit", "-q", "--allow-empty", "-m", message)
-        return self.git("rev-parse", "HEAD")
+    def commit(self, files: dict[str, FileContent] | str | None = None,  # type: ignore[override]
+               message: str | dict[str, FileContent] | None = "docs", **kwargs: Any) -> str:
+        return super().commit(files, message, **kwargs)
 
 
 DOCS = {

@@ -9,9 +9,8 @@ configuration never leaks into a test.
 
 from __future__ import annotations
 
+import functools
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,81 +27,23 @@ from gitquarry.history.service import HistorySearcher
 from gitquarry.indexing import ExtrasReport, index_extras
 from gitquarry.store import Store, open_store
 from gitquarry.workspace import Workspace
+from testkit import AUTHOR, BASE_TIME, COMMITTER, GitRepo, isolate_user
+from testkit import run_gitquarry as _run_gitquarry
 
-#: 2024-01-01T00:00:00Z; commit dates count up from here, one hour apart by default.
-BASE_TIME = 1_704_067_200
-AUTHOR = ("Ada Author", "ada@example.com")
-COMMITTER = ("Cy Committer", "cy@example.com")
+__all__ = ["AUTHOR", "BASE_TIME", "COMMITTER", "GitRepo", "run_gitquarry"]
 
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private HOME and git config; ``GITQUARRY_CONFIG`` names an empty user config file
     (``write_user_config`` fills it)."""
-    home = tmp_path_factory.mktemp("home")
-    gitconfig = home / ".gitconfig"
-    gitconfig.write_text(
-        "[init]\n\tdefaultBranch = main\n"
-        "[user]\n\tname = Ada Author\n\temail = ada@example.com\n"
-        "[commit]\n\tgpgsign = false\n"
-        "[core]\n\tautocrlf = false\n",
-        encoding="utf-8",
-    )
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    (home / "gitquarry.toml").write_text("", encoding="utf-8")
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(home / "gitquarry.toml"))
-    monkeypatch.setenv("COLUMNS", "200")
-    for key in (
-        "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-        "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "GITQUARRY_DEBUG",
-    ):
-        monkeypatch.delenv(key, raising=False)
-    return home
+    return isolate_user(tmp_path_factory.mktemp("home"), monkeypatch)
 
 
-class GitRepo:
-    """A real repository. ``commit`` writes files, stages all and commits with fixed dates."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.clock = BASE_TIME
-        path.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q", "-b", "main")
-
-    def env(self, when: int) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update(
-            GIT_AUTHOR_NAME=AUTHOR[0], GIT_AUTHOR_EMAIL=AUTHOR[1],
-            GIT_COMMITTER_NAME=COMMITTER[0], GIT_COMMITTER_EMAIL=COMMITTER[1],
-            GIT_AUTHOR_DATE=f"@{when} +0000", GIT_COMMITTER_DATE=f"@{when} +0000",
-        )
-        return env
-
-    def git(self, *args: str, when: int | None = None) -> str:
-        proc = subprocess.run(
-            ["git", *args], cwd=self.path, capture_output=True, check=True,
-            env=self.env(self.clock if when is None else when),
-        )
-        return proc.stdout.decode("utf-8", "replace").strip()
-
-    def commit(self, message: str, files: dict[str, str | None] | None = None,
-               date: int | None = None) -> str:
-        """Write ``files`` (None deletes), commit everything; return the full hash.
-        ``date`` defaults to one hour after the previous commit."""
-        for name, content in (files or {}).items():
-            target = self.path / name
-            if content is None:
-                target.unlink()
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
-        self.git("add", "-A")
-        self.clock = date if date is not None else self.clock + 3600
-        self.git("commit", "-q", "--allow-empty", "-m", message, when=self.clock)
-        return self.git("rev-parse", "HEAD")
+def SemanticRepo(path: Path) -> GitRepo:
+    """The shared builder with this directory's clock: commits one hour apart, an explicit
+    date resets the clock."""
+    return GitRepo(path, step=3600, resume=True)
 
 
 @pytest.fixture
@@ -115,7 +56,7 @@ def workspace_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_repo(workspace_dir: Path) -> Callable[[str], GitRepo]:
     """``make_repo("name")`` → a fresh repository inside the workspace."""
-    return lambda name="repo": GitRepo(workspace_dir / name)
+    return lambda name="repo": SemanticRepo(workspace_dir / name)
 
 
 def write_workspace_config(root: Path, text: str) -> None:
@@ -219,29 +160,5 @@ def harness(workspace_dir: Path, fake_provider: EmbedderProvider) -> Harness:
     return Harness(workspace_dir)
 
 
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
-    """Run ``gitquarry.cli.app.main(argv)`` in-process → (exit code, stdout, stderr)."""
-    from gitquarry.cli.app import main
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        try:
-            main(list(argv))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        else:  # pragma: no cover - main always exits
-            code = 0
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
-
-
-def run_gitquarry(*argv: str, cwd: Path | None = None, python_args: tuple[str, ...] = (),
-                  timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``python [python_args] -m gitquarry argv`` in a real subprocess (inherits the env)."""
-    return subprocess.run(
-        [sys.executable, *python_args, "-m", "gitquarry", *argv],
-        cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
-    )
+#: ``python [python_args] -m gitquarry argv`` in a real subprocess, output as text
+run_gitquarry = functools.partial(_run_gitquarry, text=True)

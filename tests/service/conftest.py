@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from gitquarry.errors import GitquarryError
+from testkit import FastCommit, GitRepo
 
 FAST_CONFIG = """
 [daemon]
@@ -79,42 +80,31 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
 
 
 def make_repo(path: Path, commits: int = 3, *, prefix: str = "commit") -> Path:
-    """A repository with ``commits`` commits on main (files and messages numbered)."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
+    """A repository with ``commits`` commits on main (files and messages numbered), dated now
+    (the shared builder, ``dated=False``)."""
+    repo = GitRepo(path, identity=False, dated=False)
     for i in range(commits):
-        (path / f"f{i % 7}.txt").write_text(f"{prefix} {i}\n" * (i % 5 + 1), encoding="utf-8")
-        git(path, "add", "-A")
-        git(path, "commit", "-q", "-m", f"{prefix} number {i}")
+        repo.commit({f"f{i % 7}.txt": f"{prefix} {i}\n" * (i % 5 + 1)}, f"{prefix} number {i}")
     return path
 
 
 def bulk_repo(path: Path, commits: int, *, lines: int = 20) -> Path:
     """A repository with many commits, written fast with ``git fast-import``."""
-    path.mkdir(parents=True, exist_ok=True)
-    git(path, "init", "-q", "-b", "main")
-    chunks: list[str] = []
-    for i in range(commits):
-        body = "".join(f"line {j} of change {i} alpha beta gamma\n" for j in range(lines))
-        msg = f"bulk change {i}\n"
-        chunks.append(
-            f"commit refs/heads/main\nmark :{i + 1}\n"
-            f"committer Ada <ada@example.com> {1_700_000_000 + i * 60} +0000\n"
-            f"data {len(msg)}\n{msg}"
-            + (f"from :{i}\n" if i else "")
-            + f"M 100644 inline file{i % 50}.txt\ndata {len(body.encode())}\n{body}\n"
-        )
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=path, input="".join(chunks).encode(),
-                   check=True, capture_output=True)
-    git(path, "reset", "-q", "--hard", "main")
+    repo = GitRepo(path)
+    repo.fast_import([
+        FastCommit(files={f"file{i % 50}.txt": "".join(
+            f"line {j} of change {i} alpha beta gamma\n" for j in range(lines))},
+            message=f"bulk change {i}\n", date=1_700_000_000 + i * 60)
+        for i in range(commits)
+    ])
+    repo.git("reset", "-q", "--hard", "main")
     return path
 
 
 def commit(repo: Path, message: str, name: str = "new.txt") -> str:
-    (repo / name).write_text(message + "\n", encoding="utf-8")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
+    """Commit ``name`` (holding ``message``) in the existing repository ``repo``, dated now."""
+    return GitRepo(repo, init=False, identity=False, dated=False).commit(
+        {name: message + "\n"}, message)
 
 
 class Api:

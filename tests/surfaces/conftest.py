@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -21,30 +20,16 @@ from typing import Any
 
 import pytest
 
-BASE_TIME = 1_704_067_200  # 2024-01-01T00:00:00Z
+from testkit import BASE_TIME, GitRepo, fast_import, isolate_user, run_gitquarry
+from testkit.cli import CLI
+
+__all__ = ["BASE_TIME", "CLI", "Repo", "fast_import", "run_gitquarry"]
 
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Private HOME and git config; ``GITQUARRY_CONFIG`` names an empty user config file."""
-    home = tmp_path_factory.mktemp("home")
-    gitconfig = home / ".gitconfig"
-    gitconfig.write_text(
-        "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Author\n\temail = ada@example.com\n"
-        "[commit]\n\tgpgsign = false\n[core]\n\tautocrlf = false\n",
-        encoding="utf-8",
-    )
-    (home / "gitquarry.toml").write_text("", encoding="utf-8")
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GITQUARRY_CONFIG", str(home / "gitquarry.toml"))
-    monkeypatch.setenv("COLUMNS", "200")
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-                "GITQUARRY_DEBUG", "GITQUARRY_LOG"):
-        monkeypatch.delenv(key, raising=False)
-    return home
+    return isolate_user(tmp_path_factory.mktemp("home"), monkeypatch)
 
 
 def user_config(text: str) -> Path:
@@ -54,89 +39,12 @@ def user_config(text: str) -> Path:
     return path
 
 
-class Repo:
-    """A real repository; ``commit`` writes ``files`` (bytes or str), stages all, commits at a
-    fixed time (one minute after the previous commit unless ``when`` is given)."""
+class Repo(GitRepo):
+    """The shared builder with this directory's clock: commits a minute apart, an explicit
+    date (``when=``) resets the clock."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self.clock = BASE_TIME
-        path.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q", "-b", "main")
-
-    def git(self, *args: str, when: int | None = None) -> str:
-        stamp = f"@{self.clock if when is None else when} +0000"
-        env = {**os.environ, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp,
-               "GIT_COMMITTER_NAME": "Cy Committer", "GIT_COMMITTER_EMAIL": "cy@example.com"}
-        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, check=True,
-                              env=env)
-        return proc.stdout.decode("utf-8", "replace").strip()
-
-    def commit(self, message: str, files: dict[str, str | bytes] | None = None,
-               when: int | None = None) -> str:
-        for name, content in (files or {}).items():
-            target = self.path / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, bytes):
-                target.write_bytes(content)
-            else:
-                target.write_text(content, encoding="utf-8")
-        self.git("add", "-A")
-        self.clock = when if when is not None else self.clock + 60
-        self.git("commit", "-q", "--allow-empty", "-m", message)
-        return self.git("rev-parse", "HEAD")
-
-
-def fast_import(repo: Path, commits: list[tuple[str, dict[str, str]]]) -> None:
-    """Create (if needed) the repository ``repo`` and write ``commits`` — (message,
-    {path: content}) each, one minute apart from 2024-01-01 — on ``main`` with
-    ``git fast-import`` (thousands of commits per second)."""
-    if not (repo / ".git").exists():
-        repo.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True)
-    lines: list[bytes] = []
-    for n, (message, files) in enumerate(commits, start=1):
-        msg = message.encode()
-        lines.append(b"commit refs/heads/main\n")
-        lines.append(f"committer Ada <ada@example.com> {BASE_TIME + n * 60} +0000\n".encode())
-        lines.append(b"data %d\n%s\n" % (len(msg), msg))
-        for path, content in files.items():
-            data = content.encode()
-            lines.append(b"M 100644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, input=b"".join(lines),
-                   check=True, capture_output=True)
-    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=repo, check=True)
-
-
-CLI = Callable[..., tuple[int, str, str]]
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> CLI:
-    """Run ``gitquarry.cli.app.main(argv)`` in-process → (exit code, stdout, stderr)."""
-    from gitquarry.cli.app import main
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        try:
-            main(list(argv))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        else:  # pragma: no cover - main always exits
-            code = 0
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return run
-
-
-def run_gitquarry(*argv: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                  timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    """``python -m gitquarry argv`` in a real subprocess; output kept as bytes."""
-    return subprocess.run(
-        [sys.executable, "-m", "gitquarry", *argv], cwd=cwd, capture_output=True,
-        timeout=timeout, check=False, env=env if env is not None else dict(os.environ),
-    )
+        super().__init__(path, resume=True)
 
 
 @dataclass

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from testkit import GitRepo
+
 from .fixture_data import COMMITS, DOC_FILES, GRAPH_DOCS, GRAPH_YAML, many_docs
 
 CHROMIUM = os.environ.get("GITQUARRY_CHROMIUM", "/usr/bin/chromium")
@@ -66,11 +68,9 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def make_repo(path: Path, files: dict[str, str], message: str = "docs") -> Path:
+    """A new repository at ``path`` with one commit of ``files`` (the shared builder)."""
     path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    write(path, files)
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", message, date="2024-03-01T12:00:00Z")
+    GitRepo(path, identity=False).commit(files, message, date="2024-03-01T12:00:00Z")
     return path
 
 
@@ -183,13 +183,9 @@ def web_env() -> Iterator[WebEnv]:
         # the workspace: one repository with dated commits, a graph and its docs
         ws = top / "workspace"
         app_repo = ws / "app"
-        app_repo.mkdir(parents=True)
-        git(app_repo, "init", "-q", "-b", "main")
+        app = GitRepo(app_repo, identity=False)
         for date, files, title, body in COMMITS:
-            write(app_repo, files)
-            git(app_repo, "add", "-A")
-            git(app_repo, "commit", "-q", "-m", f"{title}\n\n{body}", date=date)
-            env.commits.append(git(app_repo, "rev-parse", "HEAD"))
+            env.commits.append(app.commit(files, f"{title}\n\n{body}", date=date))
         write(ws, {".beadloom/_graph/graph.yml": GRAPH_YAML, **GRAPH_DOCS})
 
         daemon = Daemon(load_config(None).daemon)
