@@ -153,24 +153,3 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
                 f"{result.eligible_files:,} files, {result.eligible_chunks:,} chunks "
                 f"({result.embedded:,} embedded, {result.reused:,} reused), {result.state}."
             )
-
-
-def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:
-    """Embedding coverage per namespace, and the graph corpus."""
-    from gitquarry.graph import graph_status
-
-    conn = store.conn
-    total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-    namespaces = [
-        {"namespace": r[0], "embedded": int(r[1]),
-         "fraction": round(int(r[1]) / total, 4) if total else 0.0}
-        for r in conn.execute(
-            "SELECT n.key, (SELECT count(*) FROM commit_vectors v WHERE v.namespace_id = n.id) "
-            "FROM embedding_namespaces n ORDER BY n.id"
-        )
-    ]
-    data: dict[str, Any] = {"embedding_namespaces": namespaces}
-    if namespaces:
-        data["embeddings"] = namespaces[-1]
-    data["graph"] = graph_status(store).to_dict()
-    return data

@@ -379,7 +379,7 @@ class Coordinator:
                     "last_indexed_at": state.get("last_indexed_at"),
                 })
             lease = None
-            from gitquarry.service.lease import read_holder
+            from gitquarry.store.lease import read_holder
 
             try:
                 workspace = self.load_workspace(ws.ref)

@@ -268,7 +268,7 @@ class Runner:
                 self.notify_change(job)
 
     def _run(self, ctx: JobContext) -> None:
-        from gitquarry.service.lease import current_holder
+        from gitquarry.store.lease import current_holder
 
         outer = current_holder.get()
         try:
@@ -280,7 +280,7 @@ class Runner:
         job = ctx.job
         jt = job_type(job.type)
         log.info("%s running (%s, attempt %d)", job.public_id, job.type, job.attempts + 1)
-        from gitquarry.service.lease import current_holder
+        from gitquarry.store.lease import current_holder
 
         current_holder.set(f"daemon {job.public_id}")
         try:

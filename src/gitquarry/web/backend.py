@@ -270,9 +270,9 @@ class WebBackend:
     def status(self) -> dict[str, Any]:
         """Daemon health, and per watched workspace: repositories (relative names), commits,
         embedding coverage per namespace, index sizes (``history.status`` +
-        ``indexing.extras_status``, as ``gitquarry status``)."""
+        ``history.corpora_status.extras_status``, as ``gitquarry status``)."""
+        from gitquarry.history.corpora_status import extras_status
         from gitquarry.history.status import history_status
-        from gitquarry.indexing import extras_status
 
         daemon = self.daemon.op_status({})
         registered = self._registered_stores()
