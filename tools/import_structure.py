@@ -147,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated subpackages (e.g. service,web): rings that "
                              "touch them, arrows from them")
     args = parser.parse_args(argv)
-    graph = grimp.build_graph(PACKAGE, exclude_type_checking_imports=args.runtime)
+    graph = grimp.build_graph(PACKAGE, exclude_type_checking_imports=args.runtime,
+                              cache_dir=None)
     only = [f"{PACKAGE}.{p.strip()}" for p in args.only.split(",") if p.strip()]
 
     def wanted(module: str) -> bool:

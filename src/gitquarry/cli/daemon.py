@@ -43,10 +43,11 @@ def run_cmd(
     import logging
 
     from gitquarry.service.daemon import Daemon
+    from gitquarry.web import WebService
 
     if verbose:
         logging.getLogger().setLevel(logging.INFO)
-    daemon = Daemon(log_stderr=verbose)
+    daemon = Daemon(log_stderr=verbose, web=WebService)  # the web page, hosted on request
 
     def ready() -> None:
         import os

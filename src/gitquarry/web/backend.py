@@ -226,7 +226,7 @@ class WebBackend:
         """Submit (or join) the revision-set job, as ``repo-docs index`` does."""
         from gitquarry.service.docs_jobs import submit_docs_job
 
-        job = submit_docs_job(self.daemon, {
+        job = submit_docs_job(self.daemon.services, {
             "repo": selector.repo, "registration_id": selector.registration_id,
             "source_registration_id": selector.source_registration_id,
             "source_registration_generation": selector.source_registration_generation,
