@@ -314,3 +314,16 @@ def test_a_daemon_without_a_web_hook_refuses_web_start_with_a_typed_error() -> N
     with pytest.raises(UsageError, match="without the web page"):
         daemon.op_web_start({})
     assert daemon.op_web_stop({}) == {"stopped": False}
+
+
+def test_the_client_socket_wait_is_five_seconds_unless_the_environment_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gitquarry.service.client import SOCKET_WAIT_ENV, socket_wait_s
+
+    for raw, expected in (("", 5.0), ("2.5", 2.5), ("0", 5.0), ("-1", 5.0), ("soon", 5.0),
+                          ("1e9", 5.0), ("0.2", 0.2)):
+        monkeypatch.setenv(SOCKET_WAIT_ENV, raw)
+        assert socket_wait_s() == expected, raw
+    monkeypatch.delenv(SOCKET_WAIT_ENV)
+    assert socket_wait_s() == 5.0

@@ -117,7 +117,7 @@ def status_cmd(as_json: JsonOption = False) -> None:
     pending work, the active job, the writer and the next reconcile time."""
     from gitquarry.service.client import connect
 
-    data = connect(wait_for_socket_s=5.0).call("status")
+    data = connect(wait_for_socket_s=None).call("status")
     if as_json:
         print_json(data)
     else:
@@ -167,7 +167,7 @@ def unwatch_cmd(
     ref = workspace
     if Path(workspace).expanduser().is_dir():
         ref = str(Path(workspace).expanduser().resolve())
-    result = connect(wait_for_socket_s=5.0).call("unwatch", workspace=ref)
+    result = connect(wait_for_socket_s=None).call("unwatch", workspace=ref)
     if as_json:
         print_json(result)
     else:

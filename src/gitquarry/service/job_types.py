@@ -1,11 +1,12 @@
 """The built-in job types: ``history_index``, ``history_embed``, ``graph_reindex``.
 
-Each takes its workspace's writer lease for the write, reports progress, and returns a result
-with counts and repository-relative names only. ``history_index`` runs the same incremental
-indexer as ``gitquarry index`` (by reachability; a killed run resumes without loss or
-duplicates), refreshes the architecture graph when its files changed, and then submits a
-``history_embed`` job, which embeds commits lacking vectors through vector-only checkpoints
-and yields to any more urgent job between provider calls.
+Each runs the steps of the one indexing workflow (``gitquarry.indexing``, the one
+``gitquarry index`` runs) inside ``indexing.writing`` with its workspace's writer lease,
+reports progress, and returns a result with counts and repository-relative names only.
+``history_index`` runs ``index_history`` (by reachability; a killed run resumes without loss
+or duplicates) and ``refresh_graph``, and then submits a ``history_embed`` job, which runs
+``embed_commits`` through vector-only checkpoints and yields to any more urgent job between
+provider calls.
 """
 
 from __future__ import annotations
@@ -55,10 +56,8 @@ def refs_target(services: JobServices, scope: str) -> str:
 
 
 def run_history_index(ctx: JobContext) -> dict[str, Any]:
-    from gitquarry.errors import GitquarryError
-    from gitquarry.graph import refresh_if_stale
-    from gitquarry.history.indexer import index_workspace
     from gitquarry.history.vector_state import indexed_state_digest
+    from gitquarry.indexing import index_history, refresh_graph, writing
 
     ws = ctx.workspace()
     started = time.monotonic()
@@ -68,21 +67,18 @@ def run_history_index(ctx: JobContext) -> dict[str, Any]:
     ctx.retarget(target)
     graph: dict[str, Any] | None = None
     graph_error: str | None = None
-    with ctx.writer_lease(ws):
-        store = ws.open_store(create=True)
-        for notice in store.notices:  # an index set aside or adopted (store.trust)
-            ctx.event("index_trust", message=ctx.services.redact(notice))
-        try:
-            report = index_workspace(ws.root, store, ws.config, progress=ctx.progress)
-            indexed_state = indexed_state_digest(store.conn)
-            ctx.check()
-            try:
-                refreshed = refresh_if_stale(store, ws.root, ws.config.graph)
-                graph = refreshed.to_dict() if refreshed is not None else None
-            except GitquarryError as exc:  # a broken graph file must not fail history
-                graph_error = f"{exc.code}: {ctx.services.redact(str(exc))}"
-        finally:
-            store.close()
+
+    def notice(text: str) -> None:  # an index set aside or adopted (store.trust)
+        ctx.event("index_trust", message=ctx.services.redact(text))
+
+    with writing(ws, ctx.writer_lease(ws), on_notice=notice) as store:
+        report = index_history(ws, store, progress=ctx.progress)
+        indexed_state = indexed_state_digest(store.conn)
+        ctx.check()
+        refreshed, broken = refresh_graph(ws, store)  # a broken graph must not fail history
+        graph = refreshed.to_dict() if refreshed is not None else None
+        if broken is not None:
+            graph_error = f"{broken.code}: {ctx.services.redact(str(broken))}"
     repos = [
         {
             "name": relative_name(ws.root, r.path),
@@ -209,7 +205,7 @@ def embed_done(services: JobServices, scope: str, target: str, last: Job | None)
 
 def run_history_embed(ctx: JobContext) -> dict[str, Any]:
     from gitquarry.embedding import create_embedder
-    from gitquarry.history.embed import embed_pending
+    from gitquarry.indexing import embed_commits, writing
     from gitquarry.service.checkpoint import CheckpointingEmbedder
 
     ws = ctx.workspace()
@@ -221,23 +217,17 @@ def run_history_embed(ctx: JobContext) -> dict[str, Any]:
         inner, ctx.services.checkpoints(), ctx.job.work_key, before_call=ctx.check
     )
     try:
-        with ctx.writer_lease(ws):
-            store = ws.open_store()
-            try:
-                # the exact state this run embeds up to (nothing writes while it holds
-                # the lease): the target a later `done` test compares with
-                ctx.retarget(_embed_target_of(ws, store))
-                embedder.work_key = ctx.job.work_key
-                report = embed_pending(
-                    store, embedder, batch_size=config.batch_size, progress=ctx.progress
-                )
-            finally:
-                store.close()
+        with writing(ws, ctx.writer_lease(ws), create=False) as store:
+            # the exact state this run embeds up to (nothing writes while it holds the
+            # lease): the target a later `done` test compares with
+            ctx.retarget(_embed_target_of(ws, store))
+            embedder.work_key = ctx.job.work_key
+            result = embed_commits(ws, store, progress=ctx.progress, embedder=embedder)
     finally:
         embedder.close()
         ctx.job.progress["checkpoint"] = vars(embedder.stats)
     ctx.services.checkpoints().discard(ctx.job.work_key)
-    result = report.to_dict()
+    assert result is not None  # an embedder was given
     result["checkpoint"] = vars(embedder.stats)
     return result
 
@@ -255,15 +245,13 @@ def graph_target(services: JobServices, scope: str) -> str:
 
 def run_graph_reindex(ctx: JobContext) -> dict[str, Any]:
     from gitquarry.graph import refresh_if_stale
+    from gitquarry.indexing import writing
 
     ws = ctx.workspace()
     ctx.set_progress(phase="graph", done=0, total=None)
-    with ctx.writer_lease(ws):
-        store = ws.open_store(create=True)
-        try:
-            report = refresh_if_stale(store, ws.root, ws.config.graph)
-        finally:
-            store.close()
+    with writing(ws, ctx.writer_lease(ws)) as store:
+        # a broken graph file fails this job (it is the job's only work)
+        report = refresh_if_stale(store, ws.root, ws.config.graph)
     return {"graph": report.to_dict() if report is not None else None}
 
 
