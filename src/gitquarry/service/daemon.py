@@ -227,7 +227,7 @@ class Daemon:
             save_progress=lambda job_id, progress, waiting: self.state.save_progress(
                 job_id, progress, waiting),
             add_event=lambda job_id, kind, data: self.state.add_event(job_id, kind, data),
-            submit=self.submit,
+            submit=lambda *args, **kwargs: self.runner.submit(*args, **kwargs),
             retarget=self.retarget,
             refs_fingerprint=lambda scope: self.coordinator.refs_fingerprint(scope),
             after_history_index=lambda scope, ws: self.coordinator.after_history_index(
