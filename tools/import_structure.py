@@ -52,7 +52,6 @@ LAYERS: list[str] = [
 #: (importer prefix, imported prefix)
 KNOWN: set[tuple[str, str]] = {
     ("gitquarry.retrieval", "gitquarry.config"),  # issue 23 §3: pipeline defaults -> config
-    ("gitquarry.store.trust", "gitquarry.service.paths"),  # the state directory's home
 }
 
 
