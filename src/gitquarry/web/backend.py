@@ -312,11 +312,11 @@ class WebBackend:
         docs = []
         for source in self.registrations():
             docs.append(self._docs_index_size(source))
-        web = getattr(self.daemon, "web", None)
+        web = self.daemon.web
         return self.daemon.redact_payload({
             "daemon": {**daemon["daemon"], "active_job": daemon["active_job"],
                        "jobs": daemon["jobs"], "now": round(time.time(), 3),
-                       "web": web.server.status() if web is not None else None},
+                       "web": web.status() if web is not None else None},
             "workspaces": spaces, "docs": docs,
         })
 
