@@ -43,6 +43,7 @@ from gitquarry.service import paths
 from gitquarry.service.checkpoint import CheckpointStore
 from gitquarry.service.redact import redact, redact_payload
 from gitquarry.service.store import Job, StateStore, parse_public_id
+from gitquarry.store.lease import pid_alive
 
 if TYPE_CHECKING:
     from gitquarry.service.coordinator import Coordinator
@@ -102,17 +103,8 @@ class InstanceLock:
             self._handle = None
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (a record left by a killed daemon names a dead one)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+#: whether process ``pid`` exists (a record left by a killed daemon names a dead one)
+_alive = pid_alive
 
 
 read_lock_info = paths.read_lock_info
