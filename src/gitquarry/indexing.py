@@ -1,14 +1,90 @@
-"""Work that ``gitquarry index`` does after the commit history: graph, embeddings and the
-docs revision sets of registered repositories under the workspace."""
+"""The one indexing workflow of a workspace, used by ``gitquarry index`` (``cli.index_run``)
+and by the daemon's jobs (``service.job_types``) alike.
+
+Its steps, each one function here:
+
+- ``writing(workspace, lease)``: hold the writer lease (``Workspace.write_lock``: the same
+  ``flock``, bounded wait and holder identity for a CLI run and a daemon job; the caller
+  passes the lease it configured), open the index (created if asked), hand each trust notice
+  (an index set aside or adopted) to ``on_notice``, and close it at the end;
+- ``index_history``: the incremental commit-history indexer (by reachability; a killed run
+  resumes without loss or duplicates);
+- ``refresh_graph``: reindex the architecture graph when its files changed; a broken graph
+  file is returned as an error, never raised, so it cannot stop history or vectors;
+- ``embed_commits``: embed the commits that lack vectors, with the configured provider or
+  the embedder the caller built (the daemon's checkpointing one);
+- ``refresh_repo_docs``: the HEAD docs revision sets of registered repositories under the
+  workspace (``gitquarry index`` only).
+
+Progress goes through the indexer's ``Progress`` protocol in every step, and cancellation
+through it too: the daemon's progress raises ``JobStop`` at the next progress point, the
+CLI's run stops on Ctrl-C. ``gitquarry index`` runs them all in one lease; the daemon runs
+history and graph in one ``history_index`` job and the embedding in a chained
+``history_embed`` job that yields to more urgent work.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitquarry.history.progress import Progress
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitquarry.embedding import Embedder
+    from gitquarry.errors import GitquarryError
+    from gitquarry.graph.indexer import GraphIndexReport
+    from gitquarry.history.report import IndexReport
+
+
+@contextmanager
+def writing(
+    workspace: Workspace, lease: AbstractContextManager[Any], *, create: bool = True,
+    on_notice: Callable[[str], None] | None = None,
+) -> Iterator[Store]:
+    """Hold ``lease`` (the workspace's writer lease, as the caller configured it: wait,
+    holder, on-wait callback), open the index (``create``: make one if there is none) and
+    yield it; closed and the lease let go at the end, also on an error or a stop.
+
+    :raises WriterBusyError: as ``Workspace.write_lock``.
+    :raises NoIndexError: ``create`` is False and there is no index.
+    """
+    with lease:
+        store = workspace.open_store(create=create)
+        try:
+            if on_notice is not None:
+                for notice in store.notices:  # an index set aside or adopted (store.trust)
+                    on_notice(notice)
+            yield store
+        finally:
+            store.close()
+
+
+def index_history(workspace: Workspace, store: Store, *, progress: Progress) -> IndexReport:
+    """Index the commit history of every repository under the workspace (incremental).
+
+    :raises Fts5UnavailableError: SQLite lacks FTS5. :raises IndexingInterrupted: Ctrl-C."""
+    from gitquarry.history.indexer import index_workspace
+
+    return index_workspace(workspace.root, store, workspace.config, progress=progress)
+
+
+def refresh_graph(
+    workspace: Workspace, store: Store
+) -> tuple[GraphIndexReport | None, GitquarryError | None]:
+    """Reindex the architecture graph when its files changed: (report or None when fresh or
+    absent, None) or (None, the error) when a graph file is broken."""
+    from gitquarry.errors import GitquarryError
+    from gitquarry.graph import refresh_if_stale
+
+    try:
+        return refresh_if_stale(store, workspace.root, workspace.config.graph), None
+    except GitquarryError as exc:  # a broken graph file must not stop history or vectors
+        return None, exc
 
 
 @dataclass
@@ -45,9 +121,12 @@ def _n(n: int, word: str) -> str:
 
 
 def embed_commits(
-    workspace: Workspace, store: Store, *, progress: Progress
+    workspace: Workspace, store: Store, *, progress: Progress, embedder: Embedder | None = None
 ) -> dict[str, Any] | None:
-    """Embed commits lacking vectors with the configured provider; None when provider=none.
+    """Embed commits lacking vectors (``EmbedReport.to_dict()``), in batches of
+    ``[embedding] batch_size``. ``embedder``: the caller's (kept open; the daemon's
+    checkpointing one); None: the configured provider's, closed after (None is returned
+    when the provider is ``none``).
 
     :raises DataBoundaryError: the provider's data boundary forbids repository content.
     :raises EmbeddingError: the provider failed (finished batches are kept).
@@ -56,13 +135,16 @@ def embed_commits(
     from gitquarry.history.embed import embed_pending
 
     config = workspace.config.embedding
-    embedder = create_embedder(config, purpose="index")
-    if embedder is None:
+    if embedder is not None:
+        return embed_pending(store, embedder, batch_size=config.batch_size,
+                             progress=progress).to_dict()
+    own = create_embedder(config, purpose="index")
+    if own is None:
         return None
     try:
-        report = embed_pending(store, embedder, batch_size=config.batch_size, progress=progress)
+        report = embed_pending(store, own, batch_size=config.batch_size, progress=progress)
     finally:
-        embedder.close()
+        own.close()
     return report.to_dict()
 
 
@@ -71,15 +153,12 @@ def index_extras(
 ) -> ExtrasReport:
     """Reindex the architecture graph when its files changed (if the project has one) and
     embed commits that lack vectors. Both are no-ops when nothing changed."""
-    from gitquarry.errors import EmbeddingError, GitquarryError
-    from gitquarry.graph import refresh_if_stale
+    from gitquarry.errors import EmbeddingError
 
     report = ExtrasReport()
-    try:
-        graph = refresh_if_stale(store, workspace.root, workspace.config.graph)
-    except GitquarryError as exc:  # a broken graph file must not stop history or vectors
-        graph = None
-        report.errors.append(f"architecture graph not indexed: {exc}")
+    graph, graph_error = refresh_graph(workspace, store)
+    if graph_error is not None:
+        report.errors.append(f"architecture graph not indexed: {graph_error}")
     if graph is not None:
         report.graph = graph.to_dict()
         report.warnings.extend(graph.warnings)
@@ -153,24 +232,3 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
                 f"{result.eligible_files:,} files, {result.eligible_chunks:,} chunks "
                 f"({result.embedded:,} embedded, {result.reused:,} reused), {result.state}."
             )
-
-
-def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:
-    """Embedding coverage per namespace, and the graph corpus."""
-    from gitquarry.graph import graph_status
-
-    conn = store.conn
-    total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-    namespaces = [
-        {"namespace": r[0], "embedded": int(r[1]),
-         "fraction": round(int(r[1]) / total, 4) if total else 0.0}
-        for r in conn.execute(
-            "SELECT n.key, (SELECT count(*) FROM commit_vectors v WHERE v.namespace_id = n.id) "
-            "FROM embedding_namespaces n ORDER BY n.id"
-        )
-    ]
-    data: dict[str, Any] = {"embedding_namespaces": namespaces}
-    if namespaces:
-        data["embeddings"] = namespaces[-1]
-    data["graph"] = graph_status(store).to_dict()
-    return data

@@ -150,7 +150,7 @@ class Workspace:
         self, *, wait: bool = False, wait_s: float | None = None, holder: str | None = None,
         on_wait: Callable[[Any], None] | None = None,
     ) -> Iterator[None]:
-        """Hold the workspace's writer lease (``service.lease``: an ``flock`` on
+        """Hold the workspace's writer lease (``store.lease``: an ``flock`` on
         ``index.lock`` naming its holder), shared by CLI runs and daemon jobs.
 
         One writer per workspace at a time; searches never take it. ``wait_s`` bounds the
@@ -160,7 +160,7 @@ class Workspace:
         :raises IndexReadOnlyError: the index directory cannot be written.
         :raises IndexPathUnsafeError: the directory or ``index.lock`` came with the checkout.
         """
-        from gitquarry.service.lease import writer_lease
+        from gitquarry.store.lease import writer_lease
 
         self.guard_index_dir()
         if not self.index_writable():

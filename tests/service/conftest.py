@@ -62,6 +62,8 @@ def service_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dic
         "XDG_RUNTIME_DIR": str(runtime), "XDG_CONFIG_HOME": str(home / ".config"),
         "GITQUARRY_CONFIG": str(config), "GIT_CONFIG_GLOBAL": str(gitconfig),
         "GIT_CONFIG_NOSYSTEM": "1",
+        # a daemon holding its lock with an unreachable socket is reported after 2 s, not 5
+        "GITQUARRY_DAEMON_SOCKET_WAIT_S": "2.0",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -99,9 +99,9 @@ def test_cli_index_and_daemon_take_turns_on_the_writer_lease(
          "from gitquarry.workspace import resolve_workspace\n"
          "ws = resolve_workspace(__import__('pathlib').Path(sys.argv[1]))\n"
          "with ws.write_lock(holder='cli index', wait_s=30):\n"
-         "    print('held', flush=True); time.sleep(4)\n", str(repo)],
-        env=service_env, stdout=subprocess.PIPE, text=True,
-    )
+         "    print('held', flush=True); sys.stdin.readline()\n", str(repo)],
+        env=service_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # holds the lease until told to let go (below), not for a fixed time
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     submitted = api.call("submit", type="history_index", workspace=str(repo))["job"]
     waiting = api.wait_job(submitted["id"], lambda j: bool(j.get("waiting_for")), timeout=20)
@@ -109,6 +109,8 @@ def test_cli_index_and_daemon_take_turns_on_the_writer_lease(
     assert waiting["status"] in ("queued", "running")
     writer = api.call("status")["workspaces"][0]["writer"]
     assert writer is None or writer["holder"] == "cli index"
+    assert holder.stdin is not None and holder.poll() is None  # still holding it
+    holder.stdin.close()  # let go
     holder.wait(30)
     done = api.wait_done(submitted["id"], timeout=60)
     assert done["status"] == "succeeded" and done["attempts"] == 0

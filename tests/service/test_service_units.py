@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from gitquarry.errors import ConfigError, IndexBusyError, WriterBusyError
-from gitquarry.service.lease import read_holder, writer_lease
 from gitquarry.service.store import Job, StateStore, parse_public_id, public_id
+from gitquarry.store.lease import read_holder, writer_lease
 
 # -- the writer lease -----------------------------------------------------------------------
 
@@ -26,7 +26,7 @@ def test_lease_is_exclusive_across_processes_and_names_its_holder(tmp_path: Path
     lock = tmp_path / "index.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from gitquarry.service.lease import writer_lease\n"
+         "from gitquarry.store.lease import writer_lease\n"
          "with writer_lease(Path(sys.argv[1]), db_path=Path('x'), holder='daemon job-000007'):"
          "\n    print('held', flush=True); sys.stdin.readline()\n", str(lock)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -57,7 +57,7 @@ def test_lease_released_by_kill_9_and_dead_identity_ignored(tmp_path: Path) -> N
     lock = tmp_path / "index.lock"
     proc = subprocess.Popen(
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from gitquarry.service.lease import writer_lease\n"
+         "from gitquarry.store.lease import writer_lease\n"
          "with writer_lease(Path(sys.argv[1]), db_path=Path('x'), holder='doomed'):\n"
          "    print('held', flush=True); time.sleep(60)\n", str(lock)],
         stdout=subprocess.PIPE, text=True,
@@ -431,7 +431,7 @@ def test_every_daemon_key_is_read(
 
 def test_docs_cache_writer_takes_the_same_lease_naming_the_job(tmp_path: Path) -> None:
     from gitquarry.repo_docs.indexer import writer_lock
-    from gitquarry.service.lease import current_holder
+    from gitquarry.store.lease import current_holder
 
     token = current_holder.set("daemon job-000042")
     try:

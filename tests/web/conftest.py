@@ -149,6 +149,7 @@ def web_env() -> Iterator[WebEnv]:
     from gitquarry.repo_docs.registry import Registry, Selector
     from gitquarry.repo_docs.service import RepoDocsService
     from gitquarry.service.daemon import Daemon
+    from gitquarry.web import WebService
 
     mp = pytest.MonkeyPatch()
     top = Path(tempfile.mkdtemp(prefix="gqweb"))
@@ -188,7 +189,7 @@ def web_env() -> Iterator[WebEnv]:
             env.commits.append(app.commit(files, f"{title}\n\n{body}", date=date))
         write(ws, {".beadloom/_graph/graph.yml": GRAPH_YAML, **GRAPH_DOCS})
 
-        daemon = Daemon(load_config(None).daemon)
+        daemon = Daemon(load_config(None).daemon, web=WebService)
         ready = threading.Event()
         thread = threading.Thread(target=daemon.run, kwargs={"on_ready": ready.set},
                                   name="test-daemon", daemon=True)

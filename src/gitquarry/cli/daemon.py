@@ -43,10 +43,11 @@ def run_cmd(
     import logging
 
     from gitquarry.service.daemon import Daemon
+    from gitquarry.web import WebService
 
     if verbose:
         logging.getLogger().setLevel(logging.INFO)
-    daemon = Daemon(log_stderr=verbose)
+    daemon = Daemon(log_stderr=verbose, web=WebService)  # the web page, hosted on request
 
     def ready() -> None:
         import os
@@ -116,7 +117,7 @@ def status_cmd(as_json: JsonOption = False) -> None:
     pending work, the active job, the writer and the next reconcile time."""
     from gitquarry.service.client import connect
 
-    data = connect(wait_for_socket_s=5.0).call("status")
+    data = connect(wait_for_socket_s=None).call("status")
     if as_json:
         print_json(data)
     else:
@@ -166,7 +167,7 @@ def unwatch_cmd(
     ref = workspace
     if Path(workspace).expanduser().is_dir():
         ref = str(Path(workspace).expanduser().resolve())
-    result = connect(wait_for_socket_s=5.0).call("unwatch", workspace=ref)
+    result = connect(wait_for_socket_s=None).call("unwatch", workspace=ref)
     if as_json:
         print_json(result)
     else:

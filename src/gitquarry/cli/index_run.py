@@ -48,8 +48,7 @@ def run_index(
 ) -> int:
     """Index ``workspace`` (history, graph, embeddings); print a summary. Returns exit code."""
     from gitquarry.errors import Fts5UnavailableError
-    from gitquarry.history.indexer import index_workspace
-    from gitquarry.indexing import index_extras
+    from gitquarry.indexing import index_extras, index_history, writing
 
     started = time.monotonic()
     history_on = workspace.config.git_indexing.enabled
@@ -62,30 +61,23 @@ def run_index(
             note(f"Waiting for the index's writer lease, held by {who}…")
 
     try:
-        with workspace.write_lock(
+        lease = workspace.write_lock(
             wait_s=workspace.config.daemon.cli_lease_wait_s, holder="cli index",
             on_wait=waiting,
-        ):
-            store = workspace.open_store(create=True)
-            for notice in store.notices:  # an index set aside or adopted (store.trust)
-                warn(notice)
-            try:
-                history_error: Fts5UnavailableError | None = None
-                with RichProgress(quiet=quiet or as_json) as progress:
-                    try:
-                        if history_on:
-                            report = index_workspace(
-                                workspace.root, store, workspace.config, progress=progress
-                            )
-                    except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
-                        history_error = exc
-                    phase = "extras"
-                    extras = index_extras(
-                        workspace, store, progress=progress,
-                        embed=embed and history_on and history_error is None,
-                    )
-            finally:
-                store.close()
+        )
+        with writing(workspace, lease, on_notice=warn) as store:
+            history_error: Fts5UnavailableError | None = None
+            with RichProgress(quiet=quiet or as_json) as progress:
+                try:
+                    if history_on:
+                        report = index_history(workspace, store, progress=progress)
+                except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
+                    history_error = exc
+                phase = "extras"
+                extras = index_extras(
+                    workspace, store, progress=progress,
+                    embed=embed and history_on and history_error is None,
+                )
     except KeyboardInterrupt as exc:
         partial = exc.report if isinstance(exc, IndexingInterrupted) else report
         _interrupted(partial, phase, as_json=as_json)

@@ -54,7 +54,7 @@ def job_line(job: dict[str, Any]) -> str:
 def _client() -> Any:
     from gitquarry.service.client import connect
 
-    return connect(wait_for_socket_s=5.0)
+    return connect(wait_for_socket_s=None)
 
 
 @jobs_app.command(cls=Command, name="list")
@@ -106,7 +106,7 @@ def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
 
     from gitquarry.service.client import connect
 
-    client = connect(wait_for_socket_s=5.0)
+    client = connect(wait_for_socket_s=None)
     final: dict[str, Any] | None = None
     args: dict[str, Any] = {"id": job_id}
     if timeout_s is not None:

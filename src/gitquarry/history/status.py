@@ -89,7 +89,7 @@ def history_status(store: Store) -> dict[str, Any]:
 
 def workspace_status(workspace: Workspace, store: Store) -> dict[str, Any]:
     """Everything ``gitquarry status`` shows, as JSON-ready data."""
-    from gitquarry.indexing import extras_status
+    from gitquarry.history.corpora_status import extras_status
 
     data: dict[str, Any] = {
         "workspace": str(workspace.root),

@@ -36,7 +36,7 @@ def _call(op: str, **args: Any) -> dict[str, Any]:
     from gitquarry.service.client import connect
 
     try:
-        result: dict[str, Any] = connect(wait_for_socket_s=5.0).call(op, **args)
+        result: dict[str, Any] = connect(wait_for_socket_s=None).call(op, **args)
     except Exception as exc:  # typed, storage or a bug: mcp.errors says which
         raise as_tool_error(exc) from exc
     return result
@@ -71,7 +71,7 @@ def register(server: MCPServer) -> None:
 
         final: dict[str, Any] = {}
         try:
-            for payload in connect(wait_for_socket_s=5.0).stream(
+            for payload in connect(wait_for_socket_s=None).stream(
                 "jobs.attach", id=job_id, timeout_s=float(wait_s)
             ):
                 if payload.get("final"):

@@ -132,13 +132,13 @@ def check_index_boundary(config: Config) -> None:
 
 @contextlib.contextmanager
 def writer_lock(cache_dir: Path) -> Iterator[None]:
-    """One docs-cache writer at a time: the shared writer lease (``service.lease``: an
+    """One docs-cache writer at a time: the shared writer lease (``store.lease``: an
     ``flock`` on ``repo_docs.lock`` naming its holder, e.g. ``daemon job-000004``).
 
     :raises IndexBusyError: another process is indexing docs into this cache (a
         ``WriterBusyError`` naming the holder).
     """
-    from gitquarry.service.lease import writer_lease
+    from gitquarry.store.lease import writer_lease
 
     with writer_lease(cache_dir / "repo_docs.lock", db_path=cache_dir / DB_NAME):
         yield

@@ -23,6 +23,21 @@ from gitquarry.service import paths
 from gitquarry.service.ipc import Client
 
 START_TIMEOUT_S = 20.0
+#: how long a client waits for the socket of a daemon that holds its lock but cannot be
+#: reached yet (just starting, its socket being re-created), seconds
+SOCKET_WAIT_S = 5.0
+#: overrides ``SOCKET_WAIT_S`` (a positive number of seconds; the daemon tests set it short)
+SOCKET_WAIT_ENV = "GITQUARRY_DAEMON_SOCKET_WAIT_S"
+
+
+def socket_wait_s() -> float:
+    """``GITQUARRY_DAEMON_SOCKET_WAIT_S`` when it is a positive number, else 5 s."""
+    raw = os.environ.get(SOCKET_WAIT_ENV, "").strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        return SOCKET_WAIT_S
+    return value if 0 < value <= 3600 else SOCKET_WAIT_S
 
 
 def daemon_lock_info() -> dict[str, Any] | None:
@@ -31,15 +46,17 @@ def daemon_lock_info() -> dict[str, Any] | None:
     return paths.running_daemon()
 
 
-def connect(*, wait_for_socket_s: float = 0.0) -> Client:
+def connect(*, wait_for_socket_s: float | None = 0.0) -> Client:
     """A client for the running daemon, after one ``ping``.
 
     When the daemon holds its lock but its socket cannot be reached (not bound yet, removed
-    under it), waits up to ``wait_for_socket_s`` for it.
+    under it), waits up to ``wait_for_socket_s`` for it (None: ``socket_wait_s()``).
     :raises DaemonNotRunningError: no daemon runs.
     :raises DaemonUnreachableError: a daemon runs but its recorded socket cannot be reached.
     """
     client = Client()
+    if wait_for_socket_s is None:
+        wait_for_socket_s = socket_wait_s()
     deadline = time.monotonic() + wait_for_socket_s
     while True:
         try:
@@ -70,7 +87,7 @@ def start_daemon(*, timeout_s: float = START_TIMEOUT_S) -> tuple[Client, bool]:
     :raises DaemonUnavailableError: it could not be started (says why).
     """
     try:
-        return connect(wait_for_socket_s=5.0), False
+        return connect(wait_for_socket_s=None), False
     except DaemonNotRunningError:
         pass
     state = paths.ensure_private_dir(paths.state_dir())
@@ -112,7 +129,7 @@ def stop_daemon(*, timeout_s: float = 30.0) -> int | None:
     :raises DaemonUnavailableError: it did not exit in time.
     """
     try:
-        client = connect(wait_for_socket_s=5.0)
+        client = connect(wait_for_socket_s=None)
     except DaemonNotRunningError:
         return None
     result = client.call("shutdown")

@@ -11,6 +11,11 @@ a job is submitted when its refs fingerprint differs from the last success (noth
 otherwise), catching events dropped under load or on network filesystems; likewise a
 ``history_embed`` job when indexed commits lack vectors (a chained job that was lost, or
 vectors left over by an earlier daemon), dropped when none do.
+
+The coordinator is given what it uses, not the daemon: the job store, the ``[daemon]``
+timings, ``submit`` (the runner's), ``add_redaction``, ``current_job`` (the running job,
+for ``status``) and ``reconcile_hooks`` run at the start of each reconcile pass (the daemon
+passes the docs sources' poll).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import hashlib
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,12 +35,12 @@ from gitquarry.service.job_types import (
     HISTORY_INDEX,
     relative_name,
 )
-from gitquarry.service.store import WatchedWorkspace
+from gitquarry.service.store import Job, StateStore, WatchedWorkspace
 from gitquarry.service.watcher import Debouncer, Watcher, WatchSpec, git_watch_specs
 
 if TYPE_CHECKING:
+    from gitquarry.config import DaemonConfig
     from gitquarry.gitio.discovery import Repository
-    from gitquarry.service.daemon import Daemon
     from gitquarry.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -51,9 +57,26 @@ def git_store_ref(repo: Repository) -> str:
 
 
 class Coordinator:
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        cfg = daemon.config
+    """Watched workspaces and when to index them.
+
+    ``config``: the ``[daemon]`` section (``poll_s``, ``debounce_s``, ``reconcile_s``,
+    ``embed``). ``submit(type, scope, origin=..., target=...)`` submits a job (returns it, or
+    None when dropped); ``add_redaction(path, label)`` registers a path to redact;
+    ``current_job()`` the running job or None; ``reconcile_hooks``: called first in every
+    reconcile pass, before the workspaces."""
+
+    def __init__(self, state: StateStore, config: DaemonConfig, *,
+                 submit: Callable[..., Job | None],
+                 add_redaction: Callable[[str, str], None] = lambda path, label: None,
+                 current_job: Callable[[], Job | None] = lambda: None,
+                 reconcile_hooks: Sequence[Callable[[], None]] = ()) -> None:
+        self.state = state
+        self.config = config
+        self._submit = submit
+        self._add_redaction = add_redaction
+        self._current_job = current_job
+        self._reconcile_hooks = list(reconcile_hooks)
+        cfg = config
         self.watcher = Watcher(self._on_event, poll_s=cfg.poll_s)
         self.debouncer = Debouncer(self._settled, delay_s=cfg.debounce_s)
         self._lock = threading.RLock()
@@ -81,7 +104,7 @@ class Coordinator:
             self._thread.join(timeout=10)
 
     def _loop(self) -> None:
-        interval = self.daemon.config.reconcile_s
+        interval = self.config.reconcile_s
         while not self._stop.is_set():
             self._reconcile_now.wait(max(0.0, self.next_reconcile_at - time.time()))
             if self._stop.is_set():
@@ -107,14 +130,14 @@ class Coordinator:
         if not given.is_absolute() or not given.is_dir():
             raise InvalidArgumentError("PATH", "is not a directory")
         root = given.resolve()
-        ws = self.daemon.state.add_workspace(workspace_ref(root), root, root.name or "/")
-        self.daemon.add_redaction(str(root), f"<workspace {ws.name}>")
+        ws = self.state.add_workspace(workspace_ref(root), root, root.name or "/")
+        self._add_redaction(str(root), f"<workspace {ws.name}>")
         self._sync(ws)
-        job = self.daemon.submit(HISTORY_INDEX, ws.ref, origin="watch-request")
+        job = self._submit(HISTORY_INDEX, ws.ref, origin="watch-request")
         return ws, job
 
     def unwatch(self, ref: str) -> bool:
-        removed = self.daemon.state.remove_workspace(ref)
+        removed = self.state.remove_workspace(ref)
         self.watcher.remove(ref)
         with self._lock:
             self._repos.pop(ref, None)
@@ -123,19 +146,19 @@ class Coordinator:
 
     def resolve_ref(self, ref_or_path: str) -> str:
         """A workspace ref from a ref or an absolute path. :raises InvalidArgumentError."""
-        for ws in self.daemon.state.workspaces():
+        for ws in self.state.workspaces():
             if ref_or_path in (ws.ref, ws.name):
                 return ws.ref
         p = Path(ref_or_path)
         if p.is_absolute():
             ref = workspace_ref(p.resolve() if p.exists() else p)
-            if self.daemon.state.workspace(ref) is not None:
+            if self.state.workspace(ref) is not None:
                 return ref
         raise InvalidArgumentError("workspace", "is not a watched workspace "
                                    "(`gitquarry daemon status` lists them)")
 
     def _get(self, ref: str) -> WatchedWorkspace:
-        ws = self.daemon.state.workspace(ref)
+        ws = self.state.workspace(ref)
         if ws is None or not ws.active:
             raise InvalidArgumentError("workspace", f"{ref} is not a watched workspace")
         return ws
@@ -234,7 +257,7 @@ class Coordinator:
                 head = head_commit(repo.git_dir)
             except GitquarryError:
                 head = None
-            self.daemon.state.set_repo_state(
+            self.state.set_repo_state(
                 ref, git_store_ref(repo), relative_name(workspace.root, repo.path), head
             )
 
@@ -294,24 +317,23 @@ class Coordinator:
         try:
             if kind == "git":
                 self._sync(self._get(ref))  # a new worktree or nested repository
-            self.daemon.submit(job_type, ref, origin="watch")
+            self._submit(job_type, ref, origin="watch")
         except WorkspaceUnavailableError:
             # let a job record the typed failure the user sees in `jobs list`
-            self.daemon.submit(job_type, ref, origin="watch", target="unavailable")
+            self._submit(job_type, ref, origin="watch", target="unavailable")
         except GitquarryError as exc:
             log.warning("%s: %s", ref, exc)
 
     def reconcile_all(self) -> None:
-        from gitquarry.service.docs_jobs import reconcile_docs
-
-        reconcile_docs(self.daemon)  # registered docs sources: a set job per new HEAD
-        for ws in self.daemon.state.workspaces():
+        for hook in self._reconcile_hooks:  # registered docs sources: a job per new HEAD
+            hook()
+        for ws in self.state.workspaces():
             try:
                 self._sync(ws)
             except WorkspaceUnavailableError:
                 # a job records the typed failure (and retries with backoff) for the user
                 try:
-                    self.daemon.submit(HISTORY_INDEX, ws.ref, origin="reconcile",
+                    self._submit(HISTORY_INDEX, ws.ref, origin="reconcile",
                                        target="unavailable")
                 except GitquarryError as exc:
                     log.warning("reconcile %s: %s", ws.name, exc)
@@ -325,13 +347,13 @@ class Coordinator:
                 if job_type == HISTORY_EMBED and not self._embeds(ws.ref):
                     continue
                 try:
-                    self.daemon.submit(job_type, ws.ref, origin="reconcile")
+                    self._submit(job_type, ws.ref, origin="reconcile")
                 except GitquarryError as exc:
                     log.warning("reconcile %s: %s", ws.name, exc)
 
     def _embeds(self, ref: str) -> bool:
         """Whether the daemon embeds this workspace's commits (daemon and workspace config)."""
-        if not self.daemon.config.embed:
+        if not self.config.embed:
             return False
         try:
             return self.load_workspace(ref).config.embedding.provider != "none"
@@ -354,20 +376,20 @@ class Coordinator:
         """Per workspace and repository: last indexed commit, pending work, active job."""
         out: list[dict[str, Any]] = []
         pending_keys = {k[0] for k in self.debouncer.pending() if isinstance(k, tuple)}
-        current = self.daemon.runner.current
-        for ws in self.daemon.state.workspaces():
+        current = self._current_job()
+        for ws in self.state.workspaces():
             with self._lock:
                 repos = list(self._repos.get(ws.ref) or [])
                 missing = self._missing.get(ws.ref)
-            states = self.daemon.state.repo_states(ws.ref)
+            states = self.state.repo_states(ws.ref)
             if any(git_store_ref(r) not in states for r in repos):
                 states = {**self._indexed_from_index(ws, repos), **states}
             queued = [
-                j.public_id for j in self.daemon.state.list_jobs(
+                j.public_id for j in self.state.list_jobs(
                     statuses=("queued", "interrupted"), scope=ws.ref, limit=20)
             ]
-            active = (current.job.public_id
-                      if current is not None and current.job.scope == ws.ref else None)
+            active = (current.public_id
+                      if current is not None and current.scope == ws.ref else None)
             repositories = []
             for repo in repos:
                 sref = git_store_ref(repo)
@@ -379,7 +401,7 @@ class Coordinator:
                     "last_indexed_at": state.get("last_indexed_at"),
                 })
             lease = None
-            from gitquarry.service.lease import read_holder
+            from gitquarry.store.lease import read_holder
 
             try:
                 workspace = self.load_workspace(ws.ref)

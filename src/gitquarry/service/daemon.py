@@ -9,6 +9,12 @@ refuses), opens the state, turns jobs left ``queued``/``running`` by a previous 
 worker, the watcher and the reconcile loop, and serves until ``stop`` (SIGTERM, SIGINT or the
 ``shutdown`` request). A running job is stopped at its next progress point and left
 ``interrupted``; the next daemon resumes it. Logs go to ``<state dir>/daemon.log``, rotated.
+
+The daemon is the composition root of ``service/``: it builds the runner and the
+coordinator from the few callables each uses, and the ``JobServices`` every job gets; none
+of them holds the ``Daemon``. The web page is hosted through the ``web`` hook (a
+``WebHosting``: ``gitquarry.web.WebService`` in practice, wired in by ``gitquarry daemon
+run``), so this module never imports ``gitquarry.web``.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from gitquarry.config import DaemonConfig, load_config
 from gitquarry.errors import (
@@ -37,6 +43,13 @@ from gitquarry.service import paths
 from gitquarry.service.checkpoint import CheckpointStore
 from gitquarry.service.redact import redact, redact_payload
 from gitquarry.service.store import Job, StateStore, parse_public_id
+from gitquarry.store.lease import pid_alive
+
+if TYPE_CHECKING:
+    from gitquarry.service.coordinator import Coordinator
+    from gitquarry.service.ipc import IpcServer
+    from gitquarry.service.jobs import JobServices
+    from gitquarry.service.runner import Runner
 
 log = logging.getLogger("gitquarry.daemon")
 
@@ -90,17 +103,8 @@ class InstanceLock:
             self._handle = None
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (a record left by a killed daemon names a dead one)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+#: whether process ``pid`` exists (a record left by a killed daemon names a dead one)
+_alive = pid_alive
 
 
 read_lock_info = paths.read_lock_info
@@ -116,20 +120,65 @@ class _PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
         return super()._open()
 
 
-class Daemon:
-    """One daemon. ``config`` defaults to the user configuration's ``[daemon]`` section."""
+class WebHost(Protocol):
+    """A running web page as the daemon sees it (``gitquarry.web.WebService``)."""
 
-    def __init__(self, config: DaemonConfig | None = None, *, log_stderr: bool = False) -> None:
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def running(self) -> bool: ...
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def login(self) -> dict[str, Any]:
+        """``{"port", "url", "login_url"}`` with a fresh single-use sign-in token."""
+        ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def open_on(self, workspace_ref: str) -> None:
+        """The watched workspace the page opens on from now on."""
+        ...
+
+
+class WebHosting(Protocol):
+    """The hook the daemon hosts a web page through (the ``WebService`` class itself):
+    ``check_bind(host, port)`` validates a request before anything starts (``host`` None:
+    the default, 127.0.0.1; raises ``WebBindRefusedError``/``WebPortError``), and calling
+    it with the daemon and a port (0: any free one) builds an unstarted page."""
+
+    def check_bind(self, host: str | None, port: int) -> None: ...
+
+    def __call__(self, daemon: Daemon, *, port: int = 0) -> WebHost: ...
+
+
+class Daemon:
+    """One daemon. ``config`` defaults to the user configuration's ``[daemon]`` section;
+    ``web`` is how it serves the web page (None: ``web.start`` is refused)."""
+
+    state: StateStore
+    checkpoints: CheckpointStore
+    runner: Runner
+    coordinator: Coordinator
+    services: JobServices
+    ipc: IpcServer
+
+    def __init__(self, config: DaemonConfig | None = None, *, log_stderr: bool = False,
+                 web: WebHosting | None = None) -> None:
         from gitquarry import __version__
 
         self.log_stderr = log_stderr
+        self.web_hosting = web
         self.config = config or load_config(None).daemon
         self.version = __version__
         self.started_at = time.time()
         self.stop_event = threading.Event()
         self._roots: dict[str, str] = {}
         self._roots_lock = threading.Lock()
-        self.web: Any = None  # gitquarry.web.WebService once `gitquarry web` asked for it
+        self.web: WebHost | None = None  # once `gitquarry web` asked for it
         self._web_lock = threading.Lock()
         home = os.path.expanduser("~")
         if home and home != "/":
@@ -160,6 +209,28 @@ class Daemon:
     def retarget(self, job: Job, target: str) -> None:
         self.runner.retarget(job, target)
 
+    def job_services(self) -> JobServices:
+        """What jobs see of this daemon (built once the runner and coordinator exist; each
+        callable reaches them when called)."""
+        from gitquarry.service.jobs import JobServices
+
+        return JobServices(
+            load_workspace=lambda scope: self.coordinator.load_workspace(scope),
+            save_progress=lambda job_id, progress, waiting: self.state.save_progress(
+                job_id, progress, waiting),
+            add_event=lambda job_id, kind, data: self.state.add_event(job_id, kind, data),
+            submit=lambda *args, **kwargs: self.runner.submit(*args, **kwargs),
+            retarget=self.retarget,
+            refs_fingerprint=lambda scope: self.coordinator.refs_fingerprint(scope),
+            after_history_index=lambda scope, ws: self.coordinator.after_history_index(
+                scope, ws),
+            redact=self.redact,
+            add_redaction=self.add_redaction,
+            checkpoints=lambda: self.checkpoints,
+            lease_wait_s=self.config.lease_wait_s,
+            embed=self.config.embed,
+        )
+
     def run(self, *, on_ready: Any = None) -> int:
         """Serve until stopped. Returns the exit status.
 
@@ -185,8 +256,16 @@ class Daemon:
             interrupted, cancelled = self.state.recover()
             for ws in self.state.workspaces():
                 self.add_redaction(str(ws.path), f"<workspace {ws.name}>")
-            self.runner = Runner(self)
-            self.coordinator = Coordinator(self)
+            self.services = self.job_services()
+            self.runner = Runner(
+                self.state, self.services, scope_identity=self._scope_identity,
+                redact_payload=self.redact_payload, retry_base_s=self.config.retry_base_s,
+                retry_max_s=self.config.retry_max_s,
+            )
+            self.coordinator = Coordinator(
+                self.state, self.config, submit=self.submit, add_redaction=self.add_redaction,
+                current_job=self._current_job, reconcile_hooks=[self._reconcile_docs],
+            )
             self.ipc = IpcServer(sock_path, self.handle)
             self.ipc.bind()
             lock.write({"pid": os.getpid(), "socket": str(sock_path), "version": self.version,
@@ -227,6 +306,21 @@ class Daemon:
 
     def stop(self) -> None:
         self.stop_event.set()
+
+    def _scope_identity(self, scope: str) -> tuple[int, str]:
+        """A workspace scope's registration generation and name (for the runner).
+
+        :raises InvalidArgumentError: not a watched workspace."""
+        return self.coordinator.generation(scope), self.coordinator.name(scope)
+
+    def _current_job(self) -> Job | None:
+        current = self.runner.current
+        return current.job if current is not None else None
+
+    def _reconcile_docs(self) -> None:
+        from gitquarry.service.docs_jobs import reconcile_docs
+
+        reconcile_docs(self.services)
 
     def _install_signals(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -314,7 +408,7 @@ class Daemon:
                        "reconcile_s": self.config.reconcile_s},
             "active_job": current.job.public_id if current is not None else None,
             "jobs": counts,
-            "web": self.web.server.status() if self.web is not None else None,
+            "web": self.web.status() if self.web is not None else None,
             "workspaces": self.coordinator.status(),
         }
 
@@ -331,7 +425,7 @@ class Daemon:
         return {"workspace_ref": ref, "removed": self.coordinator.unwatch(ref)}
 
     def op_submit(self, args: dict[str, Any]) -> dict[str, Any]:
-        from gitquarry.service.jobs import job_type_names
+        from gitquarry.service.catalog import job_type_names
 
         type_ = str(args.get("type") or "")
         if type_ not in job_type_names():
@@ -350,7 +444,7 @@ class Daemon:
         revision = args.get("revision")
         if revision is not None and not isinstance(revision, str):
             raise InvalidArgumentError("revision", "must be a string")
-        job = submit_docs_job(self, args, revision=revision,
+        job = submit_docs_job(self.services, args, revision=revision,
                               include_worktree=bool(args.get("include_worktree")),
                               origin=str(args.get("origin") or "cli"))
         assert job is not None
@@ -399,28 +493,31 @@ class Daemon:
         :raises InvalidArgumentError: ``workspace`` is not a watched workspace.
         :raises WebPortError: another port is asked while the page runs, or it is taken.
         :raises WebBindRefusedError: ``host`` is given and is not 127.0.0.1.
+        :raises UsageError: this daemon was started without a web page (no ``web`` hook).
         """
         from gitquarry.errors import WebPortError
-        from gitquarry.web import WebService
-        from gitquarry.web.server import LOOPBACK, check_bind
 
+        hosting = self.web_hosting
+        if hosting is None:
+            raise UsageError("this daemon was started without the web page "
+                             "(`gitquarry daemon run` serves it)")
         port = args.get("port") or 0
-        host = args.get("host", LOOPBACK)
+        host = str(args["host"]) if "host" in args else None
         workspace = args.get("workspace")
         chosen = self.coordinator.resolve_ref(str(workspace)) if workspace else None
-        check_bind(str(host), port if isinstance(port, int) else -1)
+        hosting.check_bind(host, port if isinstance(port, int) else -1)
         with self._web_lock:
             started = False
-            if self.web is not None and port and port != self.web.server.port:
+            if self.web is not None and port and port != self.web.port:
                 raise WebPortError(port, f"the page already runs on port "
-                                   f"{self.web.server.port} (`gitquarry web --stop` first)")
-            if self.web is None or not self.web.server.running:
-                web = WebService(self, port=port)
+                                   f"{self.web.port} (`gitquarry web --stop` first)")
+            if self.web is None or not self.web.running:
+                web = hosting(self, port=port)
                 web.start()
                 self.web = web
                 started = True
             if chosen is not None:
-                self.web.backend.default_workspace = chosen
+                self.web.open_on(chosen)
             return {**self.web.login(), "started": started}
 
     def op_web_stop(self, args: dict[str, Any]) -> dict[str, Any]:

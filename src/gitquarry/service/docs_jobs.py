@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.errors import GitquarryError, IndexBusyError, IndexCancelledError
-from gitquarry.service.jobs import JobContext, JobStop, JobType, register_job_type
+from gitquarry.service.jobs import JobContext, JobServices, JobStop, JobType, register_job_type
 
 if TYPE_CHECKING:
     from gitquarry.repo_docs.registry import Binding
@@ -96,7 +96,7 @@ def docs_target(binding: Binding, revision: str | None, include_worktree: bool) 
     return f"{commit}:{'worktree' if include_worktree else 'git'}:{extra}"
 
 
-def docs_done(daemon: Any, scope: str, target: str, last: Job | None) -> bool:
+def docs_done(services: JobServices, scope: str, target: str, last: Job | None) -> bool:
     """The set is built: the last success had this target and the revision set it
     published is still in the docs cache (not evicted, the cache not deleted).
 
@@ -285,9 +285,9 @@ def _prune_checkpoints(cache_dir: Path, db: Path, report: GcReport, now: float) 
             report.deleted_checkpoints += 1
 
 
-def submit_docs_job(daemon: Any, selector: dict[str, Any], *, revision: str | None,
+def submit_docs_job(services: JobServices, selector: dict[str, Any], *, revision: str | None,
                     include_worktree: bool, origin: str) -> Any:
-    """Resolve ``selector`` in the daemon's registry and submit (or coalesce) the job for
+    """Resolve ``selector`` in the registry and submit (or coalesce) the job for
     the exact commit ``revision`` names (every surface: CLI, MCP, web, reconcile).
 
     :raises RepoDocsBoundaryBlockedError: the configured embedding provider is remote,
@@ -307,7 +307,7 @@ def submit_docs_job(daemon: Any, selector: dict[str, Any], *, revision: str | No
         selector.get("source_registration_id"),
         int(generation) if generation is not None else None,
     ))
-    daemon.add_redaction(str(binding.path), f"<repository {binding.repo_id}>")
+    services.add_redaction(str(binding.path), f"<repository {binding.repo_id}>")
     target = docs_target(binding, revision, include_worktree)
     params = {
         "repository": binding.repo_id,
@@ -317,13 +317,13 @@ def submit_docs_job(daemon: Any, selector: dict[str, Any], *, revision: str | No
         "revision": revision or "HEAD",
         "include_worktree": include_worktree,
     }
-    return daemon.runner.submit(
+    return services.submit(
         REPO_DOCS_INDEX, binding.source.source_registration_id, origin=origin, target=target,
         params=params, generation=binding.source.generation, name=binding.repo_id,
     )
 
 
-def reconcile_docs(daemon: Any) -> None:
+def reconcile_docs(services: JobServices) -> None:
     """The coordinator's poll: a job for each registered source whose HEAD has no set job."""
     from gitquarry.repo_docs.registry import Registry
 
@@ -333,7 +333,7 @@ def reconcile_docs(daemon: Any) -> None:
         return
     for binding in bindings:
         try:
-            submit_docs_job(daemon, {
+            submit_docs_job(services, {
                 "repo": binding.repo_id,
                 "registration_id": binding.registration.registration_id,
                 "source_registration_id": binding.source.source_registration_id,

@@ -1,11 +1,12 @@
 """The built-in job types: ``history_index``, ``history_embed``, ``graph_reindex``.
 
-Each takes its workspace's writer lease for the write, reports progress, and returns a result
-with counts and repository-relative names only. ``history_index`` runs the same incremental
-indexer as ``gitquarry index`` (by reachability; a killed run resumes without loss or
-duplicates), refreshes the architecture graph when its files changed, and then submits a
-``history_embed`` job, which embeds commits lacking vectors through vector-only checkpoints
-and yields to any more urgent job between provider calls.
+Each runs the steps of the one indexing workflow (``gitquarry.indexing``, the one
+``gitquarry index`` runs) inside ``indexing.writing`` with its workspace's writer lease,
+reports progress, and returns a result with counts and repository-relative names only.
+``history_index`` runs ``index_history`` (by reachability; a killed run resumes without loss
+or duplicates) and ``refresh_graph``, and then submits a ``history_embed`` job, which runs
+``embed_commits`` through vector-only checkpoints and yields to any more urgent job between
+provider calls.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitquarry.service.jobs import JobContext, JobType, register_job_type
+from gitquarry.service.jobs import JobContext, JobServices, JobType, register_job_type
 
 if TYPE_CHECKING:
-    from gitquarry.service.daemon import Daemon
     from gitquarry.service.store import Job
     from gitquarry.store import Store
     from gitquarry.workspace import Workspace
@@ -50,57 +50,52 @@ def _digest(parts: list[str]) -> str:
 # -- history_index --------------------------------------------------------------------------
 
 
-def refs_target(daemon: Daemon, scope: str) -> str:
+def refs_target(services: JobServices, scope: str) -> str:
     """Fingerprint of every indexed ref tip of every repository in the workspace."""
-    return daemon.coordinator.refs_fingerprint(scope)
+    return services.refs_fingerprint(scope)
 
 
 def run_history_index(ctx: JobContext) -> dict[str, Any]:
-    from gitquarry.errors import GitquarryError
-    from gitquarry.graph import refresh_if_stale
-    from gitquarry.history.indexer import index_workspace
     from gitquarry.history.vector_state import indexed_state_digest
+    from gitquarry.indexing import index_history, refresh_graph, writing
 
     ws = ctx.workspace()
     started = time.monotonic()
     ctx.set_progress(phase="starting", done=0, total=None)
     # the state this run covers at least (refs may move on while it runs: a later job follows)
-    target = ctx.daemon.coordinator.refs_fingerprint(ctx.job.scope)
-    ctx.daemon.retarget(ctx.job, target)
+    target = ctx.services.refs_fingerprint(ctx.job.scope)
+    ctx.retarget(target)
     graph: dict[str, Any] | None = None
     graph_error: str | None = None
-    with ctx.writer_lease(ws):
-        store = ws.open_store(create=True)
-        for notice in store.notices:  # an index set aside or adopted (store.trust)
-            ctx.event("index_trust", message=ctx.daemon.redact(notice))
-        try:
-            report = index_workspace(ws.root, store, ws.config, progress=ctx.progress)
-            indexed_state = indexed_state_digest(store.conn)
-            ctx.check()
-            try:
-                refreshed = refresh_if_stale(store, ws.root, ws.config.graph)
-                graph = refreshed.to_dict() if refreshed is not None else None
-            except GitquarryError as exc:  # a broken graph file must not fail history
-                graph_error = f"{exc.code}: {ctx.daemon.redact(str(exc))}"
-        finally:
-            store.close()
+
+    def notice(text: str) -> None:  # an index set aside or adopted (store.trust)
+        ctx.event("index_trust", message=ctx.services.redact(text))
+
+    with writing(ws, ctx.writer_lease(ws), on_notice=notice) as store:
+        report = index_history(ws, store, progress=ctx.progress)
+        indexed_state = indexed_state_digest(store.conn)
+        ctx.check()
+        refreshed, broken = refresh_graph(ws, store)  # a broken graph must not fail history
+        graph = refreshed.to_dict() if refreshed is not None else None
+        if broken is not None:
+            graph_error = f"{broken.code}: {ctx.services.redact(str(broken))}"
     repos = [
         {
             "name": relative_name(ws.root, r.path),
             "new_commits": r.new_commits,
             "pruned_commits": r.pruned_commits,
             "up_to_date": r.up_to_date,
-            "error": ctx.daemon.redact(r.error) if r.error else None,
+            "error": ctx.services.redact(r.error) if r.error else None,
         }
         for r in report.repositories
     ]
-    ctx.daemon.coordinator.after_history_index(ctx.job.scope, ws)
+    ctx.services.after_history_index(ctx.job.scope, ws)
     if report.repositories and len(report.failed) == len(report.repositories):
         from gitquarry.errors import GitError
 
         raise GitError(["index"], 1, "; ".join(r.error or "" for r in report.failed))
-    if ctx.daemon.config.embed and ws.config.embedding.provider != "none":
-        ctx.daemon.submit(HISTORY_EMBED, ctx.job.scope, origin="chain")
+    if ctx.services.embed and ws.config.embedding.provider != "none":
+        ctx.services.submit(HISTORY_EMBED, ctx.job.scope, origin="chain")
     return {
         "new_commits": report.new_commits,
         "pruned_commits": report.pruned_commits,
@@ -114,7 +109,7 @@ def run_history_index(ctx: JobContext) -> dict[str, Any]:
     }
 
 
-def history_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> bool:
+def history_done(services: JobServices, scope: str, target: str, last: Job | None) -> bool:
     """The refs are indexed: the last success had this target (the refs fingerprint) and
     the index still holds what that run left (``indexed_state``), so a deleted or replaced
     index file is indexed again although no ref moved.
@@ -129,7 +124,7 @@ def history_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> b
     if not isinstance(recorded, str):
         return True  # a result from before this field: the target alone decides
     try:
-        store = daemon.coordinator.load_workspace(scope).open_store()
+        store = services.load_workspace(scope).open_store()
     except NoIndexError:
         return False
     try:
@@ -156,7 +151,7 @@ def _embed_target_of(ws: Workspace, store: Store | None) -> str:
     return _digest([*embed_settings(ws), state])[:32]
 
 
-def embed_target(daemon: Daemon, scope: str) -> str:
+def embed_target(services: JobServices, scope: str) -> str:
     """The work's identity: the embedding settings plus the indexed state it embeds up to
     (every indexed ref tip and the commit count: ``history.embed.indexed_state_digest``),
     so a new commit is new work, while every request made before it is indexed is the
@@ -165,7 +160,7 @@ def embed_target(daemon: Daemon, scope: str) -> str:
     :raises WorkspaceUnavailableError, ConfigError: as ``load_workspace``."""
     from gitquarry.errors import NoIndexError
 
-    ws = daemon.coordinator.load_workspace(scope)
+    ws = services.load_workspace(scope)
     try:
         store = ws.open_store()
     except NoIndexError:
@@ -176,7 +171,7 @@ def embed_target(daemon: Daemon, scope: str) -> str:
         store.close()
 
 
-def embed_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> bool:
+def embed_done(services: JobServices, scope: str, target: str, last: Job | None) -> bool:
     """Nothing to embed: no index yet, or no commit lacks a vector in the namespace the
     last success with this very target wrote (exact), or in the configured one (looked up
     without building the embedder: a foreground ``gitquarry index`` may have embedded).
@@ -189,7 +184,7 @@ def embed_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> boo
         pending_count,
     )
 
-    ws = daemon.coordinator.load_workspace(scope)
+    ws = services.load_workspace(scope)
     try:
         store = ws.open_store()
     except NoIndexError:
@@ -210,7 +205,7 @@ def embed_done(daemon: Daemon, scope: str, target: str, last: Job | None) -> boo
 
 def run_history_embed(ctx: JobContext) -> dict[str, Any]:
     from gitquarry.embedding import create_embedder
-    from gitquarry.history.embed import embed_pending
+    from gitquarry.indexing import embed_commits, writing
     from gitquarry.service.checkpoint import CheckpointingEmbedder
 
     ws = ctx.workspace()
@@ -219,26 +214,20 @@ def run_history_embed(ctx: JobContext) -> dict[str, Any]:
     if inner is None:
         return {"skipped": "embedding provider is none"}
     embedder = CheckpointingEmbedder(
-        inner, ctx.daemon.checkpoints, ctx.job.work_key, before_call=ctx.check
+        inner, ctx.services.checkpoints(), ctx.job.work_key, before_call=ctx.check
     )
     try:
-        with ctx.writer_lease(ws):
-            store = ws.open_store()
-            try:
-                # the exact state this run embeds up to (nothing writes while it holds
-                # the lease): the target a later `done` test compares with
-                ctx.daemon.retarget(ctx.job, _embed_target_of(ws, store))
-                embedder.work_key = ctx.job.work_key
-                report = embed_pending(
-                    store, embedder, batch_size=config.batch_size, progress=ctx.progress
-                )
-            finally:
-                store.close()
+        with writing(ws, ctx.writer_lease(ws), create=False) as store:
+            # the exact state this run embeds up to (nothing writes while it holds the
+            # lease): the target a later `done` test compares with
+            ctx.retarget(_embed_target_of(ws, store))
+            embedder.work_key = ctx.job.work_key
+            result = embed_commits(ws, store, progress=ctx.progress, embedder=embedder)
     finally:
         embedder.close()
         ctx.job.progress["checkpoint"] = vars(embedder.stats)
-    ctx.daemon.checkpoints.discard(ctx.job.work_key)
-    result = report.to_dict()
+    ctx.services.checkpoints().discard(ctx.job.work_key)
+    assert result is not None  # an embedder was given
     result["checkpoint"] = vars(embedder.stats)
     return result
 
@@ -246,25 +235,23 @@ def run_history_embed(ctx: JobContext) -> dict[str, Any]:
 # -- graph_reindex --------------------------------------------------------------------------
 
 
-def graph_target(daemon: Daemon, scope: str) -> str:
+def graph_target(services: JobServices, scope: str) -> str:
     from gitquarry.graph.sources import docs_dir_files, fingerprint, graph_files
 
-    ws = daemon.coordinator.load_workspace(scope)
+    ws = services.load_workspace(scope)
     files = graph_files(ws.root, ws.config.graph) + docs_dir_files(ws.root, ws.config.graph)
     return _digest([f"{os.fsdecode(p)}:{fingerprint(p)}" for p in sorted(files)])[:32]
 
 
 def run_graph_reindex(ctx: JobContext) -> dict[str, Any]:
     from gitquarry.graph import refresh_if_stale
+    from gitquarry.indexing import writing
 
     ws = ctx.workspace()
     ctx.set_progress(phase="graph", done=0, total=None)
-    with ctx.writer_lease(ws):
-        store = ws.open_store(create=True)
-        try:
-            report = refresh_if_stale(store, ws.root, ws.config.graph)
-        finally:
-            store.close()
+    with writing(ws, ctx.writer_lease(ws)) as store:
+        # a broken graph file fails this job (it is the job's only work)
+        report = refresh_if_stale(store, ws.root, ws.config.graph)
     return {"graph": report.to_dict() if report is not None else None}
 
 

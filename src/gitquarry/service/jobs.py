@@ -8,8 +8,14 @@ through ``ctx.progress`` (the indexer's ``Progress`` protocol) and is stopped co
 ``JobStop`` when the job was cancelled, the daemon is shutting down, or a more urgent job is
 waiting and this one said it may yield.
 
+A job sees the daemon only through ``JobServices``: the few callables and settings jobs use
+(the daemon builds it; a test builds one from plain functions and a real ``StateStore``),
+never the ``Daemon`` itself.
+
 Built-in types: ``history_index``, ``history_embed``, ``graph_reindex``
-(``service.job_types``) and ``repo_docs_index`` (``service.docs_jobs``). A work key is
+(``service.job_types``) and ``repo_docs_index`` (``service.docs_jobs``), registered through
+``service.catalog`` (which also looks types up), so this module imports none of them. A
+work key is
 (type, scope, registration generation, target); the target names the exact work (a
 fingerprint of the refs being indexed, the commit of a revision set).
 """
@@ -27,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from gitquarry.service.store import Job
 
 if TYPE_CHECKING:
-    from gitquarry.service.daemon import Daemon
+    from gitquarry.service.checkpoint import CheckpointStore
     from gitquarry.workspace import Workspace
 
 StopReason = Literal["cancelled", "shutdown", "yield"]
@@ -47,7 +53,7 @@ class JobType:
     re-queued) when a more urgent job waits; ``target`` computes the work's identity for a
     scope at submission (None: a constant).
 
-    ``done(daemon, scope, target, last)`` says whether the work an automatic request names
+    ``done(services, scope, target, last)`` says whether the work an automatic request names
     is already done, so the request is dropped (``last``: the scope's last succeeded job of
     this type, or None). It must look at the state the work produces (the index), not only
     at ``last``: a target that names settings but not the data leaves new data unprocessed.
@@ -62,9 +68,9 @@ class JobType:
     priority: int
     run: Callable[[JobContext], dict[str, Any]]
     yields: bool = False
-    target: Callable[[Daemon, str], str] | None = None
+    target: Callable[[JobServices, str], str] | None = None
     description: str = ""
-    done: Callable[[Daemon, str, str, Job | None], bool] | None = None
+    done: Callable[[JobServices, str, str, Job | None], bool] | None = None
     distinct_targets: bool = False
 
 
@@ -78,33 +84,71 @@ def register_job_type(job_type: JobType, *, replace: bool = False) -> None:
     _JOB_TYPES[job_type.name] = job_type
 
 
-def job_type(name: str) -> JobType:
-    """:raises KeyError: unknown type."""
-    _load_builtin()
+def registered_job_type(name: str) -> JobType:
+    """A registered type (``service.catalog.job_type`` registers the built-in ones first).
+
+    :raises KeyError: unknown type."""
     return _JOB_TYPES[name]
 
 
-def job_type_names() -> list[str]:
-    _load_builtin()
+def registered_job_type_names() -> list[str]:
     return sorted(_JOB_TYPES)
-
-
-def _load_builtin() -> None:
-    """Register the built-in types (through the same hook as any other)."""
-    from gitquarry.service import docs_jobs, job_types  # noqa: F401
 
 
 def work_key(type_: str, scope: str, generation: int, target: str) -> str:
     return f"{type_}:{scope}:{generation}:{target}"
 
 
+def _no_redaction(text: str) -> str:
+    return text
+
+
+def _no_checkpoints() -> CheckpointStore:
+    from gitquarry.errors import UsageError
+
+    raise UsageError("this job host keeps no embedding checkpoints")
+
+
+@dataclass(frozen=True)
+class JobServices:
+    """Everything of the daemon a job, or a job type's ``target``/``done`` test, may use.
+
+    - ``load_workspace(scope)`` -> ``Workspace`` (configuration loaded now); raises
+      ``WorkspaceUnavailableError``/``ConfigError``.
+    - ``save_progress(job_id, progress, waiting_for)`` and ``add_event(job_id, kind, data)``:
+      the job store's writes (raise ``JobStateWriteError``).
+    - ``submit(type, scope, origin=..., target=..., params=..., generation=..., name=...)``:
+      submit follow-up work (``Runner.submit``); ``retarget(job, target)``.
+    - ``refs_fingerprint(scope)`` (hex SHA-256 of the workspace's indexed ref tips) and
+      ``after_history_index(scope, workspace)`` (record each repository's HEAD).
+    - ``redact(text)`` / ``add_redaction(path, label)``: the daemon's path redaction.
+    - ``checkpoints()``: the vector-only ``CheckpointStore``.
+    - ``lease_wait_s`` (seconds a job waits for a writer lease), ``embed`` (whether the
+      daemon chains ``history_embed`` jobs).
+    """
+
+    load_workspace: Callable[[str], Workspace]
+    save_progress: Callable[[int, dict[str, Any], str | None], None]
+    add_event: Callable[[int, str, dict[str, Any]], None]
+    submit: Callable[..., Job | None]
+    retarget: Callable[[Job, str], None]
+    refs_fingerprint: Callable[[str], str]
+    after_history_index: Callable[[str, Workspace], None]
+    redact: Callable[[str], str] = _no_redaction
+    add_redaction: Callable[[str, str], None] = lambda path, label: None
+    checkpoints: Callable[[], CheckpointStore] = _no_checkpoints
+    lease_wait_s: float = 0.0
+    embed: bool = False
+
+
 @dataclass
 class JobContext:
-    """What a running job sees. ``stop_event`` is set by cancel/shutdown/preemption with the
-    reason in ``stop_reason``; ``on_change`` wakes attached clients."""
+    """What a running job sees: its ``job`` and the daemon's ``services`` (no ``Daemon``).
+    ``stop_event`` is set by cancel/shutdown/preemption with the reason in
+    ``stop_reason``; ``on_change`` wakes attached clients."""
 
     job: Job
-    daemon: Daemon
+    services: JobServices
     on_change: Callable[[Job], None]
     stop_event: threading.Event = field(default_factory=threading.Event)
     stop_reason: StopReason | None = None
@@ -133,7 +177,7 @@ class JobContext:
         now = time.monotonic()
         if force or now - self._last_save >= 1.0:
             self._last_save = now
-            self.daemon.state.save_progress(self.job.id, self.job.progress, self.waiting_for)
+            self.services.save_progress(self.job.id, self.job.progress, self.waiting_for)
         self.on_change(self.job)
 
     @property
@@ -147,7 +191,11 @@ class JobContext:
         from gitquarry.errors import JobStateWriteError
 
         with contextlib.suppress(JobStateWriteError):
-            self.daemon.state.add_event(self.job.id, kind, data)
+            self.services.add_event(self.job.id, kind, data)
+
+    def retarget(self, target: str) -> None:
+        """Record the exact state this running job covers as its target."""
+        self.services.retarget(self.job, target)
 
     # -- resources -------------------------------------------------------------------------
 
@@ -156,7 +204,7 @@ class JobContext:
 
         :raises WorkspaceUnavailableError: its directory is gone or not readable.
         """
-        return self.daemon.coordinator.load_workspace(self.job.scope)
+        return self.services.load_workspace(self.job.scope)
 
     @contextmanager
     def writer_lease(self, workspace: Workspace) -> Iterator[None]:
@@ -171,7 +219,7 @@ class JobContext:
             self._changed(force=True)
 
         with workspace.write_lock(
-            wait_s=self.daemon.config.lease_wait_s,
+            wait_s=self.services.lease_wait_s,
             holder=f"daemon {self.job.public_id}",
             on_wait=on_wait,
         ):

@@ -33,10 +33,10 @@ MAX_SOCKET_PATH_BYTES = 103
 
 
 def state_dir() -> Path:
-    """The per-user state directory (not created)."""
-    from platformdirs import user_state_dir
+    """The per-user state directory (not created; ``store.user_state``)."""
+    from gitquarry.store.user_state import state_dir as user_state
 
-    return Path(user_state_dir("gitquarry"))
+    return user_state()
 
 
 def socket_dir() -> Path:

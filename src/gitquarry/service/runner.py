@@ -18,6 +18,11 @@ that stops on writer contention goes back to ``queued`` (not a failure); a failu
 after ``retry_base_s × 2^(n−1)`` seconds, capped at ``retry_max_s``, keeping its public id;
 a usage/configuration error is not retried. ``interrupted`` (daemon stopped or killed) is
 resumed and never counts as a failure.
+
+The runner sees the daemon only through what it is given: the job store, the
+``JobServices`` it hands each job (and each type's ``target``/``done`` test), a
+``scope_identity`` callable (a workspace scope's generation and name), ``redact_payload``
+and the retry timings; a test builds one without a ``Daemon``.
 """
 
 from __future__ import annotations
@@ -27,9 +32,10 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gitquarry.errors import (
     GitquarryError,
@@ -38,11 +44,9 @@ from gitquarry.errors import (
     JobSnapshotWriteError,
     JobStateWriteError,
 )
-from gitquarry.service.jobs import JobContext, JobStop, JobType, job_type, work_key
-from gitquarry.service.store import ACTIVE, Job
-
-if TYPE_CHECKING:
-    from gitquarry.service.daemon import Daemon
+from gitquarry.service.catalog import job_type
+from gitquarry.service.jobs import JobContext, JobServices, JobStop, JobType, work_key
+from gitquarry.service.store import ACTIVE, Job, StateStore
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +90,23 @@ def _failed_for_good(job: Job | None) -> bool:
 
 
 class Runner:
-    """Owns the worker thread; all job state changes go through here."""
+    """Owns the worker thread; all job state changes go through here.
 
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
-        self.state = daemon.state
+    ``scope_identity(scope)`` -> (registration generation, name) of a workspace scope
+    (raises ``InvalidArgumentError`` for one not watched); ``redact_payload`` strips
+    absolute paths from a result; a failure is retried after ``retry_base_s × 2^(n−1)``
+    seconds, at most ``retry_max_s``."""
+
+    def __init__(self, state: StateStore, services: JobServices, *,
+                 scope_identity: Callable[[str], tuple[int, str]],
+                 redact_payload: Callable[[Any], Any] = lambda value: value,
+                 retry_base_s: float = 60.0, retry_max_s: float = 3840.0) -> None:
+        self.state = state
+        self.services = services
+        self._scope_identity = scope_identity
+        self._redact_payload = redact_payload
+        self.retry_base_s = retry_base_s
+        self.retry_max_s = retry_max_s
         self._cond = threading.Condition(threading.RLock())
         self._submit_lock = threading.Lock()
         self._current: JobContext | None = None
@@ -139,12 +155,12 @@ class Runner:
         """
         jt = job_type(type_)
         if generation is None:  # a workspace scope
-            generation = self.daemon.coordinator.generation(scope)
-            params = {"workspace": self.daemon.coordinator.name(scope), **(params or {})}
+            generation, ws_name = self._scope_identity(scope)
+            params = {"workspace": ws_name, **(params or {})}
         else:
             params = {"workspace": name or scope, **(params or {})}
         if target is None:
-            target = jt.target(self.daemon, scope) if jt.target is not None else ""
+            target = jt.target(self.services, scope) if jt.target is not None else ""
         key = work_key(type_, scope, generation, target)
         auto = origin in AUTO_ORIGINS
         with self._submit_lock, self._cond:
@@ -202,7 +218,7 @@ class Runner:
         if jt.done is None:
             return last is not None and last.target == target
         try:
-            return jt.done(self.daemon, scope, target, last)
+            return jt.done(self.services, scope, target, last)
         except (GitquarryError, sqlite3.Error, OSError) as exc:
             log.info("%s %s: cannot tell whether done (%s); submitting", jt.name, scope, exc)
             return False
@@ -255,7 +271,7 @@ class Runner:
                     continue
                 if not ok:
                     continue
-                ctx = JobContext(job=job, daemon=self.daemon, on_change=self.notify_change)
+                ctx = JobContext(job=job, services=self.services, on_change=self.notify_change)
                 self._current = ctx
             self.notify_change(job)
             try:
@@ -268,7 +284,7 @@ class Runner:
                 self.notify_change(job)
 
     def _run(self, ctx: JobContext) -> None:
-        from gitquarry.service.lease import current_holder
+        from gitquarry.store.lease import current_holder
 
         outer = current_holder.get()
         try:
@@ -280,7 +296,7 @@ class Runner:
         job = ctx.job
         jt = job_type(job.type)
         log.info("%s running (%s, attempt %d)", job.public_id, job.type, job.attempts + 1)
-        from gitquarry.service.lease import current_holder
+        from gitquarry.store.lease import current_holder
 
         current_holder.set(f"daemon {job.public_id}")
         try:
@@ -301,7 +317,7 @@ class Runner:
         job.status = "superseded" if result.pop("job_status", None) == "superseded" \
             else "succeeded"
         job.finished_at = time.time()
-        job.result = self.daemon.redact_payload(result)
+        job.result = self._redact_payload(result)
         job.error = None
         job.progress.pop("note", None)
         self._final(job, f"{job.public_id} {job.status}")
@@ -319,7 +335,7 @@ class Runner:
 
     def _failed(self, job: Job, exc: BaseException) -> None:
         err = classify(exc)
-        payload = error_payload(err, self.daemon.redact)
+        payload = error_payload(err, self.services.redact)
         if err.code == "internal_error":
             log.error("%s failed", job.public_id, exc_info=exc)
         job.attempts += 1
@@ -327,8 +343,7 @@ class Runner:
         job.finished_at = time.time()
         job.error = payload
         if payload["retryable"]:
-            cfg = self.daemon.config
-            delay = min(cfg.retry_base_s * (2 ** (job.attempts - 1)), cfg.retry_max_s)
+            delay = min(self.retry_base_s * (2 ** (job.attempts - 1)), self.retry_max_s)
             job.not_before = time.time() + delay
         else:
             job.not_before = None

@@ -39,7 +39,7 @@ _TOKEN = re.compile(r"[0-9a-f]{32}")
 
 def records_dir() -> Path:
     """``<user state dir>/owned-indexes`` (not created)."""
-    from gitquarry.service.paths import state_dir
+    from gitquarry.store.user_state import state_dir
 
     return state_dir() / RECORDS_DIR_NAME
 

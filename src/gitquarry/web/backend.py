@@ -226,7 +226,7 @@ class WebBackend:
         """Submit (or join) the revision-set job, as ``repo-docs index`` does."""
         from gitquarry.service.docs_jobs import submit_docs_job
 
-        job = submit_docs_job(self.daemon, {
+        job = submit_docs_job(self.daemon.services, {
             "repo": selector.repo, "registration_id": selector.registration_id,
             "source_registration_id": selector.source_registration_id,
             "source_registration_generation": selector.source_registration_generation,
@@ -270,9 +270,9 @@ class WebBackend:
     def status(self) -> dict[str, Any]:
         """Daemon health, and per watched workspace: repositories (relative names), commits,
         embedding coverage per namespace, index sizes (``history.status`` +
-        ``indexing.extras_status``, as ``gitquarry status``)."""
+        ``history.corpora_status.extras_status``, as ``gitquarry status``)."""
+        from gitquarry.history.corpora_status import extras_status
         from gitquarry.history.status import history_status
-        from gitquarry.indexing import extras_status
 
         daemon = self.daemon.op_status({})
         registered = self._registered_stores()
@@ -312,11 +312,11 @@ class WebBackend:
         docs = []
         for source in self.registrations():
             docs.append(self._docs_index_size(source))
-        web = getattr(self.daemon, "web", None)
+        web = self.daemon.web
         return self.daemon.redact_payload({
             "daemon": {**daemon["daemon"], "active_job": daemon["active_job"],
                        "jobs": daemon["jobs"], "now": round(time.time(), 3),
-                       "web": web.server.status() if web is not None else None},
+                       "web": web.status() if web is not None else None},
             "workspaces": spaces, "docs": docs,
         })
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import yaml
 
@@ -34,7 +34,17 @@ from gitquarry.errors import (
 
 if TYPE_CHECKING:
     from gitquarry.repo_docs.registry import Binding, Selector
-    from gitquarry.web.backend import WebBackend
+    from gitquarry.repo_docs.service import RepoDocsService
+
+
+class WebBackend(Protocol):
+    """What this module uses of ``web.backend.WebBackend`` (which imports this module)."""
+
+    daemon: Any
+
+    def docs_service(self) -> RepoDocsService: ...
+
+    def jobs(self, *, scope: str | None = None, limit: int = 20) -> list[dict[str, Any]]: ...
 
 PATH_PLACEHOLDER = "/path/to/checkout"
 ACTIVE_JOB = ("queued", "running", "interrupted")

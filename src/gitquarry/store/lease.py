@@ -55,7 +55,8 @@ class LeaseHolder:
         return {"holder": self.holder, "pid": self.pid, "since": round(self.since, 3)}
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a record left by a killed holder names a dead one)."""
     if pid <= 0:
         return False
     try:
@@ -83,7 +84,7 @@ def read_holder(lock_path: Path) -> LeaseHolder | None:
         holder = LeaseHolder(str(data["holder"]), int(data["pid"]), float(data["since"]))
     except (ValueError, KeyError, TypeError):
         return None
-    return holder if _alive(holder.pid) else None
+    return holder if pid_alive(holder.pid) else None
 
 
 @contextlib.contextmanager
