@@ -1,15 +1,44 @@
 """The error hierarchy. Every error gitquarry raises on purpose derives from GitquarryError.
 
 Each class is one condition and carries its data in fields. Messages are written to be shown
-to users as they are. Surfaces (CLI, MCP) translate these once at their edge; nothing
-recognises an error by its message text. ``exit_code`` is the CLI exit status (1 = runtime
-error, 2 = usage error, 3 = not found: a hash, path, revision or job that does not exist);
-``code`` is a stable machine-readable identifier.
+to users as they are. ``code`` is a stable machine-readable identifier.
+
+Every concrete class sits under exactly one *family* (:data:`FAMILIES`): :class:`UsageError`,
+:class:`NotFoundError`, :class:`ConfigError`, :class:`IndexStateError`,
+:class:`GitFailureError`, :class:`TrustError`, :class:`UnavailableError` or
+:class:`InternalError` (an unexpected exception: a bug). A family declares one
+surface-neutral :class:`ErrorKind`; each surface maps the kind in one place: the CLI's exit
+status (:data:`EXIT_CODE_OF_KIND`, read as ``exit_code``), the web page's HTTP status
+(``web.errors.http_status``) and the MCP tool error (``mcp.errors.as_tool_error``). Nothing
+recognises an error by its message text or its ``code``.
+
+Two classes are *areas*, not families: :class:`EmbeddingError` and :class:`WebError` group
+the errors of one part (so ``except EmbeddingError`` keeps working) and are never raised
+themselves; each concrete subclass also names its family (``DataBoundaryError`` is a trust
+error, ``UnknownEmbeddingProviderError`` a configuration error).
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
+
+
+class ErrorKind(Enum):
+    """What a surface needs to know about an error, whatever the surface.
+
+    ``INVALID``: the request (or the user's own configuration) is wrong; the caller must
+    change it. ``NOT_FOUND``: a well-formed name of something that does not exist (a commit
+    hash or prefix no indexed commit has, a path, a revision, a job id, a page).
+    ``FAILED``: a valid request could not be carried out here and now (the index's state,
+    git, a refused input, a missing tool or service). ``INTERNAL``: a bug in gitquarry.
+    """
+
+    INVALID = "invalid"
+    NOT_FOUND = "not_found"
+    FAILED = "failed"
+    INTERNAL = "internal"
+
 
 #: CLI exit status of a usage error (a bad option or value, as click uses)
 USAGE_EXIT = 2
@@ -17,12 +46,35 @@ USAGE_EXIT = 2
 #: prefix no indexed commit has, a path no indexed repository has, a revision, a job id
 NOT_FOUND_EXIT = 3
 
+#: The CLI's exit status of each kind (docs/cli.md; 0 is success and 130 an interrupt). The
+#: one mapping: ``GitquarryError.exit_code`` reads it, and the daemon sends that number to
+#: its clients.
+EXIT_CODE_OF_KIND: dict[ErrorKind, int] = {
+    ErrorKind.INVALID: USAGE_EXIT,
+    ErrorKind.NOT_FOUND: NOT_FOUND_EXIT,
+    ErrorKind.FAILED: 1,
+    ErrorKind.INTERNAL: 1,
+}
+
+
+def kind_of_exit_code(exit_code: int) -> ErrorKind:
+    """The kind an exit status stands for (the inverse of :data:`EXIT_CODE_OF_KIND`, 1 read
+    as ``FAILED``): how an error relayed from another process by its exit status alone
+    (``service.ipc.RemoteError``) keeps its kind."""
+    if exit_code == USAGE_EXIT:
+        return ErrorKind.INVALID
+    if exit_code == NOT_FOUND_EXIT:
+        return ErrorKind.NOT_FOUND
+    return ErrorKind.FAILED
+
 
 class GitquarryError(Exception):
-    """Base class. ``code`` is stable for automation; ``exit_code`` is what the CLI returns."""
+    """Base class. ``code`` is stable for automation; ``kind`` is the family's
+    :class:`ErrorKind` and ``exit_code`` what the CLI returns for it. Never raised itself:
+    raise a family's class (an unexpected exception becomes :class:`InternalError`)."""
 
     code = "error"
-    exit_code = 1
+    kind: ErrorKind = ErrorKind.FAILED
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -31,15 +83,85 @@ class GitquarryError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def exit_code(self) -> int:
+        """The CLI exit status: :data:`EXIT_CODE_OF_KIND` of ``kind``."""
+        return EXIT_CODE_OF_KIND[self.kind]
+
+
+# --- the families ---------------------------------------------------------------------------
+# UsageError, NotFoundError and ConfigError are families that are also raised as they are;
+# the others are raised only through their subclasses.
+
+
+class NotFoundError(GitquarryError):
+    """Family (and the error itself): a well-formed name of something that does not exist.
+    Raised as it is when a page or tool asks for something absent (a workspace, a commit, a
+    graph node, an action): ``what`` names the sort, ``detail`` says what was asked. CLI exit
+    code 3."""
+
+    code = "not_found"
+    kind = ErrorKind.NOT_FOUND
+
+    def __init__(self, what: str, detail: str) -> None:
+        super().__init__(f"{what}: {detail}")
+        self.what = what
+        self.detail = detail
+
+
+class IndexStateError(GitquarryError):
+    """Family: the stored state a request needs (the index, the docs cache, a cursor, a job's
+    record, the graph files) is missing, stale, busy, corrupt, full or unusable."""
+
+    kind = ErrorKind.FAILED
+
+
+class GitFailureError(GitquarryError):
+    """Family: git, or a repository as git reads it, failed."""
+
+    kind = ErrorKind.FAILED
+
+
+class TrustError(GitquarryError):
+    """Family: something a checkout (or a provider) supplies was refused by a trust rule or
+    is malformed untrusted input (docs/security.md): a file that is not a regular file, bad
+    repository YAML or policy, another user's repository, a remote data boundary."""
+
+    kind = ErrorKind.FAILED
+
+
+class UnavailableError(GitquarryError):
+    """Family: a tool, service or resource the request needs is not available here (the
+    daemon, an embedding model, package or endpoint, SQLite's FTS5, a port, a workspace)."""
+
+    kind = ErrorKind.FAILED
+
+
+class InternalError(GitquarryError):
+    """Family: an unexpected exception, a bug in gitquarry. ``cause`` is that exception;
+    ``message`` defaults to ``internal error (<type>: <cause>)``, and a surface may word it
+    its own way (the web page leaves the cause's text out). Every surface reports what
+    nothing else caught as one of these."""
+
+    code = "internal_error"
+    kind = ErrorKind.INTERNAL
+
+    def __init__(self, cause: BaseException, message: str | None = None) -> None:
+        super().__init__(
+            f"internal error ({type(cause).__name__}: {cause})" if message is None else message
+        )
+        self.cause = cause
+
 
 # --- usage errors (bad input from the user) -------------------------------------------------
 
 
 class UsageError(GitquarryError):
-    """The caller passed an invalid argument. CLI exit code 2."""
+    """Family (and the error itself): the caller passed an invalid argument. CLI exit code
+    2."""
 
     code = "invalid_argument"
-    exit_code = 2
+    kind = ErrorKind.INVALID
 
 
 class InvalidGlobError(UsageError):
@@ -92,10 +214,13 @@ class UnknownArgumentError(UsageError):
         self.accepted = accepted
 
 
-class ConfigError(UsageError):
-    """The configuration file is invalid (unknown key, wrong type, bad TOML)."""
+class ConfigError(GitquarryError):
+    """Family (and the error itself): the user's configuration is invalid (unknown key, wrong
+    type, bad TOML, an ``[embedding]`` setting). CLI exit code 2. ``path`` is the file, or
+    None."""
 
     code = "config_invalid"
+    kind = ErrorKind.INVALID
 
     def __init__(self, path: Path | None, message: str) -> None:
         where = f"{path}: " if path else ""
@@ -106,7 +231,7 @@ class ConfigError(UsageError):
 # --- workspace, index and store -------------------------------------------------------------
 
 
-class NoIndexError(GitquarryError):
+class NoIndexError(IndexStateError):
     """No index exists yet for the workspace."""
 
     code = "no_index"
@@ -125,7 +250,7 @@ class NoIndexError(GitquarryError):
 DOCS_CACHE_NAME = "repo_docs.db"
 
 
-class IndexCorruptError(GitquarryError):
+class IndexCorruptError(IndexStateError):
     """The SQLite index file is unreadable or malformed."""
 
     code = "index_corrupt"
@@ -143,7 +268,7 @@ class IndexCorruptError(GitquarryError):
         self.detail = detail
 
 
-class SchemaTooNewError(GitquarryError):
+class SchemaTooNewError(IndexStateError):
     """The index was written by a newer gitquarry than this one."""
 
     code = "schema_too_new"
@@ -158,7 +283,7 @@ class SchemaTooNewError(GitquarryError):
         self.supported = supported
 
 
-class IndexFullError(GitquarryError):
+class IndexFullError(IndexStateError):
     """The disk (or the quota) holding the index is full: SQLite said "database or disk is
     full". Work committed before it is kept; a re-run resumes."""
 
@@ -174,7 +299,7 @@ class IndexFullError(GitquarryError):
         self.detail = detail
 
 
-class IndexIOError(GitquarryError):
+class IndexIOError(IndexStateError):
     """Reading or writing the index file failed at the operating-system level (SQLite's
     "disk I/O error"): a failing disk, a vanished network mount, a file changed underneath."""
 
@@ -190,7 +315,7 @@ class IndexIOError(GitquarryError):
         self.detail = detail
 
 
-class IndexLocationConflictError(GitquarryError):
+class IndexLocationConflictError(IndexStateError):
     """An absolute ``[indexing] index_dir`` already holds another workspace's index."""
 
     code = "index_location_conflict"
@@ -206,7 +331,7 @@ class IndexLocationConflictError(GitquarryError):
         self.workspace = workspace
 
 
-class IndexBusyError(GitquarryError):
+class IndexBusyError(IndexStateError):
     """Another process holds the index's write lock."""
 
     code = "index_busy"
@@ -219,7 +344,7 @@ class IndexBusyError(GitquarryError):
 # --- git ------------------------------------------------------------------------------------
 
 
-class GitError(GitquarryError):
+class GitError(GitFailureError):
     """A git command failed. ``argv`` is the full argv (for debugging; never shown),
     ``stderr`` what git printed, ``command`` the subcommand (``log``, ``rev-list``) and
     ``repository`` the ``--git-dir`` it ran against (None for discovery)."""
@@ -260,7 +385,7 @@ def git_message(stderr: str, *, max_chars: int = 400) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
-class GitNotFoundError(GitquarryError):
+class GitNotFoundError(GitFailureError):
     """The git executable is not on PATH."""
 
     code = "git_not_found"
@@ -279,7 +404,7 @@ class NotARepositoryError(UsageError):
         self.path = path
 
 
-class GitObjectMissingError(GitquarryError):
+class GitObjectMissingError(GitFailureError):
     """A Git object is not in the local object store (partial/shallow clone, pruned)."""
 
     code = "git_object_unavailable"
@@ -290,7 +415,7 @@ class GitObjectMissingError(GitquarryError):
         self.repo = repo
 
 
-class RepositoryNotTrustedError(GitquarryError):
+class RepositoryNotTrustedError(TrustError):
     """Git refuses a repository owned by another user ("dubious ownership"): it is not
     listed in the ``safe.directory`` configuration. ``remedy`` is the command git suggests."""
 
@@ -305,7 +430,7 @@ class RepositoryNotTrustedError(GitquarryError):
         self.remedy = remedy
 
 
-class BareRepositoryRefusedError(GitquarryError):
+class BareRepositoryRefusedError(TrustError):
     """A bare repository found by walking the workspace, refused by ``safe.bareRepository
     = explicit`` in the user's git configuration."""
 
@@ -319,7 +444,7 @@ class BareRepositoryRefusedError(GitquarryError):
         self.path = path
 
 
-class RepositoryUnreadableError(GitquarryError):
+class RepositoryUnreadableError(GitFailureError):
     """Git cannot open a repository (bad configuration, unsupported format or extension,
     broken ``HEAD``). ``detail`` is what git said."""
 
@@ -331,15 +456,16 @@ class RepositoryUnreadableError(GitquarryError):
         self.detail = detail
 
 
-class RepositoryIndexError(GitquarryError):
+class RepositoryIndexError(InternalError):
     """Indexing one repository failed unexpectedly (a bug in gitquarry, or an input it does
-    not handle yet). The other repositories are still indexed."""
+    not handle yet). The other repositories are still indexed. An internal error recorded
+    for one repository (``cause`` is the exception)."""
 
     code = "repository_failed"
 
     def __init__(self, path: str, cause: BaseException) -> None:
-        super().__init__(
-            f"{path}: not indexed: unexpected {type(cause).__name__}: {cause}. "
+        GitquarryError.__init__(
+            self, f"{path}: not indexed: unexpected {type(cause).__name__}: {cause}. "
             "This is a bug in gitquarry; re-run with GITQUARRY_DEBUG=1 and report the traceback"
         )
         self.path = path
@@ -350,12 +476,21 @@ class RepositoryIndexError(GitquarryError):
 
 
 class EmbeddingError(GitquarryError):
-    """The embedding provider failed or is misconfigured."""
+    """Area (not a family, never raised itself): the embedding provider failed or is
+    misconfigured. ``except EmbeddingError`` catches every embedding error; each subclass
+    names its family too."""
 
     code = "embedding_failed"
 
 
-class DataBoundaryError(EmbeddingError):
+class EmbeddingFailedError(EmbeddingError, UnavailableError):
+    """The embedding provider could not embed (none configured, a model that does not load
+    or does not report its vector length)."""
+
+    code = "embedding_failed"
+
+
+class DataBoundaryError(EmbeddingError, TrustError):
     """Repository content may not be sent through a provider with this data boundary."""
 
     code = "data_boundary_refused"
@@ -387,32 +522,31 @@ class UndeclaredDataBoundaryError(DataBoundaryError):
         self.boundary = "unknown"
 
 
-class UnknownEmbeddingProviderError(EmbeddingError):
+class UnknownEmbeddingProviderError(EmbeddingError, ConfigError):
     """``[embedding] provider`` names no registered provider. ``known`` lists those that are."""
 
     code = "embedding_provider_unknown"
-    exit_code = 2
 
     def __init__(self, provider: str, known: list[str]) -> None:
-        super().__init__(
-            f"unknown embedding provider {provider!r}; known: {', '.join(sorted(known))}"
+        known_list = ", ".join(sorted(known))
+        ConfigError.__init__(
+            self, None, f"unknown embedding provider {provider!r}; known: {known_list}"
         )
         self.provider = provider
         self.known = known
 
 
-class EmbeddingConfigInvalidError(EmbeddingError):
+class EmbeddingConfigInvalidError(EmbeddingError, ConfigError):
     """An ``[embedding]`` setting is invalid for the chosen provider; ``key`` names it."""
 
     code = "embedding_config_invalid"
-    exit_code = 2
 
     def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"[embedding] {key}: {message}")
+        ConfigError.__init__(self, None, f"[embedding] {key}: {message}")
         self.key = key
 
 
-class EmbeddingDependencyMissingError(EmbeddingError):
+class EmbeddingDependencyMissingError(EmbeddingError, UnavailableError):
     """The provider needs a Python package that is not installed; ``install`` says how."""
 
     code = "embedding_dependency_missing"
@@ -427,7 +561,7 @@ class EmbeddingDependencyMissingError(EmbeddingError):
         self.install = install
 
 
-class EmbeddingModelUnavailableError(EmbeddingError):
+class EmbeddingModelUnavailableError(EmbeddingError, UnavailableError):
     """The model's files are not on this machine (gitquarry never downloads a model)."""
 
     code = "embedding_model_unavailable"
@@ -441,7 +575,7 @@ class EmbeddingModelUnavailableError(EmbeddingError):
         self.detail = detail
 
 
-class EmbeddingDeviceUnavailableError(EmbeddingError):
+class EmbeddingDeviceUnavailableError(EmbeddingError, UnavailableError):
     """``device = "cuda"`` was requested but no CUDA runtime is usable by the provider."""
 
     code = "embedding_device_unavailable"
@@ -453,7 +587,7 @@ class EmbeddingDeviceUnavailableError(EmbeddingError):
         self.detail = detail
 
 
-class EmbeddingEndpointError(EmbeddingError):
+class EmbeddingEndpointError(EmbeddingError, UnavailableError):
     """An HTTP embedding endpoint failed: unreachable, an HTTP error, or a malformed reply.
 
     ``status`` is the HTTP status, or None when no response arrived.
@@ -472,13 +606,13 @@ class EmbeddingEndpointError(EmbeddingError):
 # --- graph ----------------------------------------------------------------------------------
 
 
-class GraphError(GitquarryError):
+class GraphError(TrustError):
     """The architecture graph could not be loaded."""
 
     code = "graph_invalid"
 
 
-class NoGraphError(GitquarryError):
+class NoGraphError(IndexStateError):
     """The project has no architecture graph files."""
 
     code = "no_graph"
@@ -508,7 +642,7 @@ class GraphFileError(GraphError):
 # --- sqlite capabilities --------------------------------------------------------------------
 
 
-class Fts5UnavailableError(GitquarryError):
+class Fts5UnavailableError(UnavailableError):
     """This process's SQLite has no FTS5 module, which commit-history search needs."""
 
     code = "fts5_unavailable"
@@ -521,7 +655,7 @@ class Fts5UnavailableError(GitquarryError):
         )
 
 
-class IndexAccessError(GitquarryError):
+class IndexAccessError(IndexStateError):
     """The index location cannot be created, opened or written (permissions, a file where a
     directory should be, a read-only file system)."""
 
@@ -594,7 +728,7 @@ class IndexUntrustedError(IndexAccessError):
 # --- untrusted YAML -------------------------------------------------------------------------
 
 
-class YamlInputError(GitquarryError):
+class YamlInputError(TrustError):
     """An untrusted YAML file (graph file, docs policy) is refused.
 
     ``source`` names the file (repository- or project-relative), ``line`` is 1-based (0 when
@@ -620,7 +754,7 @@ class YamlLimitError(YamlInputError):
     code = "yaml_limit_exceeded"
 
 
-class FileRefusedError(GitquarryError):
+class FileRefusedError(TrustError):
     """A file a checkout can place (graph file or doc, ``.mailmap``, an overlay file, a
     workspace configuration file) was not read: it is not a regular file (a FIFO, socket,
     device or directory), it is a symbolic link where none is followed, or it cannot be
@@ -634,22 +768,21 @@ class FileRefusedError(GitquarryError):
         self.reason = reason
 
 
-class RevisionNotFoundError(UsageError):
+class RevisionNotFoundError(NotFoundError):
     """A revision (branch, tag, hash, ``HEAD~3``) names no commit in the repository. CLI exit
     code 3 (not found)."""
 
     code = "revision_not_found"
-    exit_code = NOT_FOUND_EXIT
 
     def __init__(self, revision: str) -> None:
-        super().__init__(f"revision {revision!r} names no commit in this repository")
+        GitquarryError.__init__(self, f"revision {revision!r} names no commit in this repository")
         self.revision = revision
 
 
 # --- repository docs ------------------------------------------------------------------------
 
 
-class RepoDocsPolicyInvalidError(GitquarryError):
+class RepoDocsPolicyInvalidError(TrustError):
     """The repository's docs policy (``repository_docs`` in ``.gitquarry.yaml`` or
     ``.gitcode/gitcode-mcp.yaml``) is invalid; nothing is indexed or searched under it.
 
@@ -688,7 +821,7 @@ class RepoDocsRegistrationError(UsageError):
         self.reason = reason
 
 
-class RepoDocsStaleGenerationError(GitquarryError):
+class RepoDocsStaleGenerationError(IndexStateError):
     """A selector or rebind names a source generation that is no longer current."""
 
     code = "repository_docs_source_stale"
@@ -702,7 +835,7 @@ class RepoDocsStaleGenerationError(GitquarryError):
         self.current = current
 
 
-class RepoDocsBoundaryBlockedError(GitquarryError):
+class RepoDocsBoundaryBlockedError(TrustError):
     """Indexing repository docs needs a provider whose data boundary is ``local_process``
     or ``local_network``; ``boundary`` is the provider's effective one."""
 
@@ -720,7 +853,7 @@ class RepoDocsBoundaryBlockedError(GitquarryError):
         self.boundary = boundary
 
 
-class WorktreeOverlayStaleError(GitquarryError):
+class WorktreeOverlayStaleError(GitFailureError):
     """The working tree changed while an overlay answer was being built."""
 
     code = "worktree_overlay_stale"
@@ -732,7 +865,7 @@ class WorktreeOverlayStaleError(GitquarryError):
         self.path = path
 
 
-class IndexCancelledError(GitquarryError):
+class IndexCancelledError(IndexStateError):
     """An indexing run was cancelled by its caller; work done so far is kept."""
 
     code = "cancelled"
@@ -761,7 +894,7 @@ class WriterBusyError(IndexBusyError):
         self.waited_s = waited_s
 
 
-class DaemonError(GitquarryError):
+class DaemonError(UnavailableError):
     """A failure talking to, starting or running the gitquarry daemon."""
 
     code = "daemon_error"
@@ -820,18 +953,17 @@ class DaemonUnreachableError(DaemonUnavailableError):
         self.socket = socket
 
 
-class JobNotFoundError(GitquarryError):
+class JobNotFoundError(NotFoundError):
     """No job has this public id. CLI exit code 3 (not found)."""
 
     code = "job_not_found"
-    exit_code = NOT_FOUND_EXIT
 
     def __init__(self, job_id: str) -> None:
-        super().__init__(f"no job {job_id!r}; `gitquarry jobs list` shows the jobs")
+        GitquarryError.__init__(self, f"no job {job_id!r}; `gitquarry jobs list` shows the jobs")
         self.job_id = job_id
 
 
-class JobStateWriteError(GitquarryError):
+class JobStateWriteError(IndexStateError):
     """The daemon could not commit a job-state change (e.g. a cancel tombstone). Nothing
     changed: a cancelled job's worker keeps running. Retry the request."""
 
@@ -844,7 +976,7 @@ class JobStateWriteError(GitquarryError):
         self.detail = detail
 
 
-class JobSnapshotWriteError(GitquarryError):
+class JobSnapshotWriteError(IndexStateError):
     """A cancel's durable tombstone was committed and the worker signalled, but the job's
     terminal status could not be written; a restart reconstructs ``cancelled``."""
 
@@ -860,7 +992,7 @@ class JobSnapshotWriteError(GitquarryError):
         self.detail = detail
 
 
-class WorkspaceUnavailableError(GitquarryError):
+class WorkspaceUnavailableError(UnavailableError):
     """A watched workspace's directory is gone, moved or no longer readable. ``name`` is the
     workspace's display name (never its path)."""
 
@@ -891,16 +1023,16 @@ class IndexReadOnlyError(IndexAccessError):
 
 
 class WebError(GitquarryError):
-    """A failure of the local web page (``gitquarry web``)."""
+    """Area (not a family, never raised itself): a failure of the local web page
+    (``gitquarry web``)."""
 
     code = "web_error"
 
 
-class WebBindRefusedError(WebError):
+class WebBindRefusedError(WebError, UsageError):
     """The web page was asked to listen anywhere but 127.0.0.1 (refused: loopback only)."""
 
     code = "web_bind_refused"
-    exit_code = 2
 
     def __init__(self, host: str) -> None:
         super().__init__(
@@ -909,7 +1041,7 @@ class WebBindRefusedError(WebError):
         self.host = host
 
 
-class WebPortError(WebError):
+class WebPortError(WebError, UnavailableError):
     """The requested port cannot be used (taken, out of range, or another web port runs)."""
 
     code = "web_port_unavailable"
@@ -920,23 +1052,10 @@ class WebPortError(WebError):
         self.reason = reason
 
 
-class NotFoundError(GitquarryError):
-    """A page asked for something that does not exist (a commit, a graph node, a job). CLI
-    exit code 3."""
-
-    code = "not_found"
-    exit_code = NOT_FOUND_EXIT
-
-    def __init__(self, what: str, detail: str) -> None:
-        super().__init__(f"{what}: {detail}")
-        self.what = what
-        self.detail = detail
-
-
 # --- agent answers: cursors, commits, blame (issue 12) ---------------------------------------
 
 
-class CursorExpiredError(GitquarryError):
+class CursorExpiredError(IndexStateError):
     """A ``next_cursor`` names a ranking that is no longer kept (older than its time to live,
     evicted, or the index was rebuilt): run the search again without a cursor."""
 
@@ -950,27 +1069,36 @@ class CursorExpiredError(GitquarryError):
         self.reason = reason
 
 
-class CommitNotFoundError(UsageError):
+class CommitNotFoundError(NotFoundError):
     """A commit hash or prefix names no indexed commit (``missing``: CLI exit code 3, not
     found), or it is malformed or ambiguous (exit code 2, a usage error)."""
 
     code = "commit_not_found"
 
     def __init__(self, commit: str, reason: str, *, missing: bool = False) -> None:
-        super().__init__(f"commit {commit!r}: {reason}")
+        GitquarryError.__init__(self, f"commit {commit!r}: {reason}")
         self.commit = commit
         self.reason = reason
-        self.exit_code = NOT_FOUND_EXIT if missing else USAGE_EXIT
+        self.kind = ErrorKind.NOT_FOUND if missing else ErrorKind.INVALID
 
 
-class PathNotFoundError(UsageError):
+class PathNotFoundError(NotFoundError):
     """A file path names no file of an indexed repository at the revision asked for
     (``missing``: CLI exit code 3, not found), or several and it must say which (exit 2)."""
 
     code = "path_not_found"
 
     def __init__(self, path: str, reason: str, *, missing: bool = True) -> None:
-        super().__init__(f"{path!r}: {reason}")
+        GitquarryError.__init__(self, f"{path!r}: {reason}")
         self.path = path
         self.reason = reason
-        self.exit_code = NOT_FOUND_EXIT if missing else USAGE_EXIT
+        self.kind = ErrorKind.NOT_FOUND if missing else ErrorKind.INVALID
+
+
+#: The families: every concrete error class is a subclass of exactly one of these.
+FAMILIES: tuple[type[GitquarryError], ...] = (
+    UsageError, NotFoundError, ConfigError, IndexStateError, GitFailureError, TrustError,
+    UnavailableError, InternalError,
+)
+#: The areas: groups of one part's errors across families, never raised themselves.
+AREAS: tuple[type[GitquarryError], ...] = (EmbeddingError, WebError)
