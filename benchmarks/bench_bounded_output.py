@@ -59,8 +59,7 @@ def main() -> None:
             commits.append((f"Widen table layout {i}", files))
         commits += [(f"Small change {i}", {"small.txt": f"{i}\n"}) for i in range(120)]
         fast_import(root / "repo", commits)
-        config = load_config(root)
-        config.embedding.provider = "none"
+        config = load_config(root).replaced(embedding={"provider": "none"})
         with open_store(root / ".gitquarry" / "index.db") as store:
             index_workspace(root, store, config)
         searcher = HistorySearcher(Workspace(root=root.resolve(), config=config))

@@ -127,8 +127,7 @@ def make_repo(dest: Path, docs: list[tuple[str, str, bytes]]) -> Path:
 def bench_index(fixture: Path, tmp: Path) -> dict[str, Any]:
     repo = tmp / "fixture"
     shutil.copytree(fixture, repo, symlinks=True)
-    config = Config()
-    config.indexing.index_dir = str(tmp / "index-cache")
+    config = Config().replaced(indexing={"index_dir": str(tmp / "index-cache")})
     out: dict[str, Any] = {}
     with RepoDocsService(config, Registry(tmp / "index-registry.json")) as service:
         service.register("bench/fixture", repo)
@@ -191,8 +190,7 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
                        capture_output=True)
         if cold_runs:
             cold("cold_cli_indexed")
-        config = Config()
-        config.embedding.provider = "none"
+        config = Config().replaced(embedding={"provider": "none"})
         registry = Registry(state / "gitquarry" / "repo-docs-registry.json")
         with RepoDocsService(config, registry) as service:
             sel = Selector(f"bench/d{n}")
@@ -237,11 +235,9 @@ def bench_hybrid(docs: list[tuple[str, str, bytes]], tmp: Path) -> dict[str, Any
     from gitquarry.embedding import create_embedder
 
     repo = make_repo(tmp / "hybrid", docs)
-    config = Config()
-    config.docs.chunk_max_chars = 700
-    config.docs.chunk_min_chars = 100
-    config.embedding.batch_size = 2000
-    config.indexing.index_dir = str(tmp / "hybrid-cache")
+    config = Config().replaced(docs={"chunk_max_chars": 700, "chunk_min_chars": 100},
+                               embedding={"batch_size": 2000},
+                               indexing={"index_dir": str(tmp / "hybrid-cache")})
     real = create_embedder(config.embedding, purpose="query")
     assert real is not None
     fake = RandomMiniLM(real.provider, real.model, real.dimensions)

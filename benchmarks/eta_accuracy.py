@@ -95,8 +95,7 @@ def main() -> int:
             ws.mkdir()
             subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(ws / "r.git")],
                            check=True)
-            config = load_config(ws)
-            config.git_indexing.batch_size = args.batch_size
+            config = load_config(ws).replaced(git_indexing={"batch_size": args.batch_size})
             store = open_store(Path(tmp) / "index.db")
             recorder = _Recorder()
             try:

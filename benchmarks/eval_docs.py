@@ -57,9 +57,9 @@ def metrics(ranks: list[int | None]) -> dict[str, float]:
     }
 
 
-def apply_settings(config: Config, settings: list[str]) -> None:
-    """``section.key=value`` overrides (``search.max_chunks_per_doc=3``), typed like the
-    current value."""
+def apply_settings(config: Config, settings: list[str]) -> Config:
+    """``config`` with ``section.key=value`` overrides (``search.max_chunks_per_doc=3``),
+    typed like the current value."""
     for item in settings:
         key, _, raw = item.partition("=")
         section, _, name = key.partition(".")
@@ -72,17 +72,17 @@ def apply_settings(config: Config, settings: list[str]) -> None:
             value = int(raw)
         elif isinstance(current, float):
             value = float(raw)
-        setattr(target, name, value)
+        config = config.replaced(**{section: {name: value}})
+    return config
 
 
 def evaluate(repo: Path, queries: list[dict[str, Any]], *, provider: str, modes: list[str],
              verbose: bool = False, settings: list[str] | None = None,
              cache_dir: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        config = Config()
-        config.embedding.provider = provider
-        config.indexing.index_dir = str(cache_dir or Path(tmp) / "cache")
-        apply_settings(config, settings or [])
+        config = apply_settings(Config().replaced(
+            embedding={"provider": provider},
+            indexing={"index_dir": str(cache_dir or Path(tmp) / "cache")}), settings or [])
         if provider == "fake":
             from gitquarry.embedding.fake import fake_provider_registered
 

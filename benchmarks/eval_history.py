@@ -116,9 +116,10 @@ def make_workspace(repo: Path, index_dir: str | Path | None, *,
         raise SystemExit(f"error: {repo} is not a directory")
     config = load_config(root)
     if index_dir is not None:
-        config.indexing.index_dir = str(Path(index_dir).expanduser().resolve())
+        config = config.replaced(
+            indexing={"index_dir": str(Path(index_dir).expanduser().resolve())})
     if embedding is not None:
-        config.embedding.provider, config.embedding.model = embedding
+        config = config.replaced(embedding={"provider": embedding[0], "model": embedding[1]})
     return Workspace(root=root, config=config)
 
 

@@ -140,8 +140,7 @@ def main() -> int:
                            "index": index, "loadavg": list(os.getloadavg()), "results": {}}
     for mode in args.modes.split(","):
         for name, settings in CONFIGS.items():
-            for key, value in settings.items():
-                setattr(workspace.config.search, key, value)
+            workspace.config = workspace.config.replaced(search=dict(settings))
             searcher = HistorySearcher(workspace)
             try:
                 out["results"][f"{mode}/{name}"] = run(searcher, queries, mode, args.k, topics)

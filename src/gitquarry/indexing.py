@@ -202,8 +202,6 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
     """Build the HEAD docs revision set of every registered repository whose path lies under
     the workspace (with ``embed`` False: locators only, no provider). One repository's
     failure is reported and does not stop the others."""
-    import copy
-
     from gitquarry.errors import GitquarryError
     from gitquarry.repo_docs.indexer import index_revision_set
     from gitquarry.repo_docs.registry import Registry
@@ -217,8 +215,7 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
         return
     config = workspace.config
     if not embed:
-        config = copy.deepcopy(config)
-        config.embedding.provider = "none"
+        config = config.replaced(embedding={"provider": "none"})
     for binding in bindings:
         try:
             result = index_revision_set(binding, config)

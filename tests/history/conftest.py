@@ -61,10 +61,7 @@ class Indexer:
         return self.root / ".gitquarry" / "index.db"
 
     def config(self, **git_indexing: object) -> Config:
-        config = load_config(self.root)
-        for key, value in git_indexing.items():
-            setattr(config.git_indexing, key, value)
-        return config
+        return load_config(self.root).replaced(git_indexing=dict(git_indexing))
 
     def run(self, **git_indexing: object) -> IndexReport:
         store = open_store(self.db_path)

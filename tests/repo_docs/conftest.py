@@ -75,8 +75,7 @@ def docs_repo(make_repo: Callable[..., Repo]) -> Repo:
 
 @pytest.fixture
 def fake_config() -> Iterator[Config]:
-    config = Config()
-    config.embedding.provider = "fake"
+    config = Config().replaced(embedding={"provider": "fake"})
     with fake_provider_registered():
         yield config
 

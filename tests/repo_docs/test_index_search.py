@@ -161,7 +161,7 @@ def test_excluded_kinds_are_counted(service: RepoDocsService,
     })
     (repo.path / "docs/link.md").symlink_to("ok.md")
     repo.commit({})
-    service.config.docs.max_blob_bytes = 4096
+    service.config = service.config.replaced(docs={"max_blob_bytes": 4096})
     service.register("o/r", repo.path)
     plan = service.plan(Selector("o/r"))
     assert [f["path"] for f in plan["files"]] == ["docs/ok.md"]
@@ -176,8 +176,7 @@ def test_excluded_kinds_are_counted(service: RepoDocsService,
 
 
 def test_fulltext_without_any_provider(make_repo: Callable[..., Repo]) -> None:
-    config = Config()
-    config.embedding.provider = "none"
+    config = Config().replaced(embedding={"provider": "none"})
     repo = make_repo(dict(DOCS))
     with RepoDocsService(config, Registry()) as service:
         service.register("o/r", repo.path)
@@ -192,13 +191,9 @@ def test_fulltext_without_any_provider(make_repo: Callable[..., Repo]) -> None:
                                                   ("remote", {"allow_remote": True})])
 def test_boundary_rejected_before_any_work(make_repo: Callable[..., Repo], boundary: str,
                                            extra: dict[str, Any]) -> None:
-    config = Config()
-    config.embedding.provider = "openai"
-    config.embedding.url = "http://127.0.0.1:9/v1"
-    config.embedding.model = "m"
-    config.embedding.data_boundary = boundary
-    for key, value in extra.items():
-        setattr(config.embedding, key, value)
+    config = Config().replaced(embedding={
+        "provider": "openai", "url": "http://127.0.0.1:9/v1", "model": "m",
+        "data_boundary": boundary, **extra})
     repo = make_repo(dict(DOCS))
     with RepoDocsService(config, Registry()) as service:
         service.register("o/r", repo.path)
@@ -224,7 +219,7 @@ def test_cancelled_index_is_partial_and_resumes(service: RepoDocsService,
                                                 registered: Selector) -> None:
     from gitquarry.errors import IndexCancelledError
 
-    service.config.embedding.batch_size = 1
+    service.config = service.config.replaced(embedding={"batch_size": 1})
     calls = {"n": 0}
 
     def cancel_after_one() -> bool:

@@ -88,7 +88,7 @@ def test_superseded_when_the_worktree_changes_while_indexing(
     service: RepoDocsService, registered: Selector, docs_repo: Repo
 ) -> None:
     (docs_repo.path / "README.md").write_text("# Widget\n\nfirst edit\n")
-    service.config.embedding.batch_size = 1
+    service.config = service.config.replaced(embedding={"batch_size": 1})
 
     def edit_during(event: IndexProgress) -> None:
         if event.phase == "embed" and event.done == 1:

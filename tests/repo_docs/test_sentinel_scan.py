@@ -75,8 +75,7 @@ def _repo(make_repo: Callable[..., Repo]) -> Repo:
 
 def test_sentinel_scan_fake_embedder(make_repo: Callable[..., Repo]) -> None:
     repo = _repo(make_repo)
-    config = Config()
-    config.embedding.provider = "fake"
+    config = Config().replaced(embedding={"provider": "fake"})
     with fake_provider_registered():
         _exercise(config, repo)
     assert scan(repo.path / ".gitquarry") == []

@@ -101,13 +101,10 @@ class Harness:
         return self.root / ".gitquarry" / "index.db"
 
     def config(self) -> Config:
-        config = load_config(self.root)
-        config.embedding.provider = self.provider
-        config.embedding.model = self.model
-        config.embedding.batch_size = self.batch_size
-        for key, value in self.search.items():
-            setattr(config.search, key, value)
-        return config
+        return load_config(self.root).replaced(
+            embedding={"provider": self.provider, "model": self.model,
+                       "batch_size": self.batch_size},
+            search=dict(self.search))
 
     def workspace(self) -> Workspace:
         return Workspace(root=self.root.resolve(), config=self.config())

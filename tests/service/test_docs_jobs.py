@@ -136,8 +136,7 @@ def test_retention_keeps_eight_sets_per_identity_the_newest_ready_and_referenced
 
     repo = _docs_repo(tmp_path / "widget")
     binding = Registry().register("acme/widget", repo)
-    config = load_config(None)
-    config.embedding.provider = "fake"
+    config = load_config(None).replaced(embedding={"provider": "fake"})
     set_ids: list[str] = []
     with fake_provider_registered():
         for i in range(10):

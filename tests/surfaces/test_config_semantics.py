@@ -190,8 +190,7 @@ def test_schema_walk_every_key_is_read_by_code(
     # the in-process providers read [embedding] device when they are built
     from gitquarry.embedding import create_embedder
 
-    local = load_config(ws)
-    local.embedding.provider, local.embedding.model = "minilm-onnx", ""
+    local = load_config(ws).replaced(embedding={"provider": "minilm-onnx", "model": ""})
     embedder = create_embedder(local.embedding, purpose="query")
     assert embedder is not None
     embedder.close()

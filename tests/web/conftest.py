@@ -234,8 +234,7 @@ def web_env() -> Iterator[WebEnv]:
         service.index(sel("failed"))
         write(failed, {"docs/deploy.md": DOC_FILES["docs/deploy.md"] + "\n## Later\n\nMore.\n"})
         git(failed, "commit", "-qam", "more docs", date="2024-04-01T12:00:00Z")
-        failing_config = load_config(None)
-        failing_config.embedding.provider = "failing"
+        failing_config = load_config(None).replaced(embedding={"provider": "failing"})
         with RepoDocsService(failing_config, registry) as failing, \
                 pytest.raises(EmbeddingError):
             failing.index(sel("failed"))

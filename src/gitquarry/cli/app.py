@@ -21,7 +21,13 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[no-redef,assignment]
 
 from gitquarry.cli.common import COLOR_MODES, Command, Group, print_json_error, printable, set_color
-from gitquarry.errors import NOT_FOUND_EXIT, USAGE_EXIT, GitquarryError, InvalidArgumentError
+from gitquarry.errors import (
+    NOT_FOUND_EXIT,
+    USAGE_EXIT,
+    GitquarryError,
+    InternalError,
+    InvalidArgumentError,
+)
 from gitquarry.store.connection import translate_storage_error
 
 #: every exit status of the command, with its meaning (the one table: ``--help`` shows it,
@@ -213,6 +219,12 @@ def _fail(argv: list[str] | None, code: str, message: str, exit_code: int) -> No
     sys.exit(exit_code)
 
 
+def _fail_with(argv: list[str] | None, exc: GitquarryError) -> None:
+    """The CLI's one translation of a typed error: its code, message and ``exit_code`` (the
+    exit status of its kind, :data:`gitquarry.errors.EXIT_CODE_OF_KIND`)."""
+    _fail(argv, exc.code, cli_message(exc), exc.exit_code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Translates errors to messages and exit codes
     (:data:`EXIT_CODES`)."""
@@ -238,15 +250,13 @@ def main(argv: list[str] | None = None) -> None:
         _echo_err("Interrupted.")
         sys.exit(130)
     except GitquarryError as exc:
-        _fail(argv, exc.code, cli_message(exc), exc.exit_code)
+        _fail_with(argv, exc)
     except Exception as exc:
         typed = translate_storage_error(exc)  # corruption, disk full, permissions, I/O
-        if typed is not None:
-            _fail(argv, typed.code, cli_message(typed), typed.exit_code)
-        # a bug: say so plainly, traceback only on request
-        if os.environ.get("GITQUARRY_DEBUG"):
-            traceback.print_exc()
-        _fail(argv, "internal_error",
-              f"internal error ({type(exc).__name__}: {exc}). "
-              "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it.", 1)
+        if typed is None:  # a bug: say so plainly, traceback only on request
+            if os.environ.get("GITQUARRY_DEBUG"):
+                traceback.print_exc()
+            typed = InternalError(exc, f"internal error ({type(exc).__name__}: {exc}). "
+                                  "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it.")
+        _fail_with(argv, typed)
     sys.exit(result if isinstance(result, int) else 0)

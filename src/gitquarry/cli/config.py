@@ -27,6 +27,9 @@ DEFAULT = "default"
 USER_FILE = "user file"
 WORKSPACE_ACCEPTED = "workspace file (accepted)"
 WORKSPACE_TRUSTED = "workspace file (trusted workspace)"
+#: the sections in the order ``config show`` prints them (the keys: ``config.SETTINGS``)
+_SHOW_ORDER = ("indexing", "git_indexing", "embedding", "search", "graph", "docs", "daemon",
+               "trust")
 
 
 def _paths(project: Path | None) -> tuple[Path, Path | None, Path]:
@@ -58,7 +61,7 @@ def provenance(project: Path | None) -> dict[str, Any]:
 
     :raises ConfigError: a file is invalid (the loader's error, unchanged).
     """
-    from gitquarry.config import load_config
+    from gitquarry.config import SETTINGS, load_config
 
     root, user_path, ws_path = _paths(project)
     config = load_config(root)  # the loader decides; the rest only explains its answer
@@ -69,10 +72,10 @@ def provenance(project: Path | None) -> dict[str, Any]:
         dataclasses.asdict(w).get("code") == "config_key_refused" for w in config.warnings
     ) is False and bool(workspace) and _trusted(config, root)
     values = []
-    for section in ("indexing", "git_indexing", "embedding", "search", "graph", "docs",
-                    "daemon", "trust"):
-        for key, value in dataclasses.asdict(getattr(config, section)).items():
-            name = f"[{section}] {key}"
+    for section in _SHOW_ORDER:
+        current = dataclasses.asdict(getattr(config, section))
+        for declared in (s for s in SETTINGS if s.section == section):
+            key, value, name = declared.key, current[declared.key], declared.name
             if (section, key) in workspace and (ws_path, name) not in refused:
                 source = WORKSPACE_TRUSTED if trusted else WORKSPACE_ACCEPTED
             elif (section, key) in user:
@@ -113,7 +116,8 @@ def register(app: typer.Typer) -> None:
     config_app = typer.Typer(
         cls=Group, no_args_is_help=True,
         help="Where the configuration is read from, every value with its source, and a "
-        "validity check (the same loader and trust rules as every command).")
+        "validity check (the same loader and trust rules as every command). Every key, its "
+        "range and who may set it: docs/configuration.md.")
     app.add_typer(config_app, name="config")
 
     @config_app.command("path")

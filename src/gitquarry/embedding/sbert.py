@@ -26,7 +26,7 @@ from gitquarry.embedding.text import truncate_to_token_budget
 from gitquarry.errors import (
     EmbeddingConfigInvalidError,
     EmbeddingDependencyMissingError,
-    EmbeddingError,
+    EmbeddingFailedError,
     EmbeddingModelUnavailableError,
 )
 
@@ -91,13 +91,15 @@ class SentenceTransformersEmbedder(Embedder):
                 f"not a local directory and not in the Hugging Face cache ({exc})",
             ) from exc
         except RuntimeError as exc:  # torch: CUDA requested but unavailable
-            raise EmbeddingError(f"could not load {self.model!r} on {self._device}: {exc}") from exc
+            raise EmbeddingFailedError(
+                f"could not load {self.model!r} on {self._device}: {exc}"
+            ) from exc
 
     @property
     def dimensions(self) -> int:
         dims = self._loaded().get_sentence_embedding_dimension()
         if not dims:
-            raise EmbeddingError(f"model {self.model!r} does not report its vector length")
+            raise EmbeddingFailedError(f"model {self.model!r} does not report its vector length")
         return int(dims)
 
     @property

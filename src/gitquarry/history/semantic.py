@@ -20,7 +20,7 @@ import numpy as np
 
 from gitquarry.config import Config
 from gitquarry.embedding import Embedder, create_embedder
-from gitquarry.errors import EmbeddingError
+from gitquarry.errors import EmbeddingError, EmbeddingFailedError
 from gitquarry.history.document import text_format
 from gitquarry.history.models import Warning_
 from gitquarry.percent import floor_percent
@@ -83,7 +83,7 @@ class SemanticRanker:
         if self._embedder is None:
             embedder = create_embedder(self.config.embedding, purpose="query")
             if embedder is None:
-                raise EmbeddingError("no embedding provider is configured")
+                raise EmbeddingFailedError("no embedding provider is configured")
             self._embedder = embedder
         return self._embedder
 

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import Icon, ToolAnnotations
 from pydantic import ValidationError
 
 from gitquarry.errors import UnknownArgumentError, UsageError
+from gitquarry.mcp.errors import tool_error
 
 #: what the SDK puts before every error a tool raises; ours read the same
 _PREFIX = "Error executing tool {}: "
@@ -92,8 +92,8 @@ class CheckedMCPServer(MCPServer):
                 check_arguments(name, tool.parameters, arguments)
                 tool.fn_metadata.validate_arguments(arguments)
             except UnknownArgumentError as exc:
-                raise ToolError(f"{_PREFIX.format(name)}{exc.code}: {exc}") from None
+                raise tool_error(exc, prefix=_PREFIX.format(name)) from None
             except ValidationError as exc:
                 typed = validation_error(name, tool.parameters, exc)
-                raise ToolError(f"{_PREFIX.format(name)}{typed.code}: {typed}") from exc
+                raise tool_error(typed, prefix=_PREFIX.format(name)) from exc
         return await super().call_tool(name, arguments, context)

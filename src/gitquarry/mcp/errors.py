@@ -1,9 +1,12 @@
 """How the MCP tools report failures: one translation for every tool.
 
-A ``GitquarryError`` becomes a tool error ``"<code>: <message>"``; a storage failure (a
-corrupt, full, unreadable or read-only index) becomes its typed error the same way
-(``store.connection.translate_storage_error``); anything else is a bug, reported as
-``internal_error`` with its traceback on the server's stderr (the client's log).
+A ``GitquarryError`` becomes a tool error ``"<code>: <message>"`` (:func:`tool_error`, the
+one mapping of an error's kind for MCP: a tool error carries no status, so every kind
+reads the same); a storage failure (a corrupt, full,
+unreadable or read-only index) becomes its typed error the same way
+(``store.connection.translate_storage_error``); anything else is a bug, an
+:class:`~gitquarry.errors.InternalError` reported as ``internal_error`` with its traceback
+on the server's stderr (the client's log).
 """
 
 from __future__ import annotations
@@ -15,10 +18,18 @@ from pathlib import Path
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from gitquarry.errors import GitquarryError
+from gitquarry.errors import GitquarryError, InternalError
 from gitquarry.store.connection import translate_storage_error
 
 log = logging.getLogger("gitquarry.mcp")
+
+
+def tool_error(
+    err: GitquarryError, message: Callable[[GitquarryError], str] = str, *, prefix: str = ""
+) -> ToolError:
+    """The ``ToolError`` of a typed error, whatever its kind: ``"<prefix><code>: <message>"``.
+    ``message`` renders it for the tool (argument names as the tool spells them)."""
+    return ToolError(f"{prefix}{err.code}: {message(err)}")
 
 
 def as_tool_error(
@@ -29,13 +40,11 @@ def as_tool_error(
     """The ``ToolError`` to raise for ``exc`` (see the module docstring). ``message`` renders
     a gitquarry error for this tool (argument names as the tool spells them)."""
     typed = translate_storage_error(exc, index_path)
-    if typed is not None:
-        return ToolError(f"{typed.code}: {message(typed)}")
-    log.error("internal error in an MCP tool", exc_info=exc)
-    return ToolError(
-        f"internal_error: {type(exc).__name__}: {exc} (a gitquarry bug; the server log has "
-        "the traceback)"
-    )
+    if typed is None:
+        log.error("internal error in an MCP tool", exc_info=exc)
+        typed = InternalError(exc, f"{type(exc).__name__}: {exc} (a gitquarry bug; the "
+                              "server log has the traceback)")
+    return tool_error(typed, message)
 
 
 #: CLI flags of the repository-docs commands → the MCP parameters of the docs tools

@@ -50,7 +50,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from gitquarry.config import SearchConfig
+from gitquarry.retrieval.pipeline_settings import MMR_POOL as MMR_POOL
+from gitquarry.retrieval.pipeline_settings import PipelineSettings
 from gitquarry.retrieval.similarity import cosine, jaccard, shingles
 
 if TYPE_CHECKING:  # NumPy is imported by whoever makes vectors, not by every command
@@ -60,74 +61,10 @@ K = TypeVar("K", bound=Hashable)
 
 #: how many times a fold may remove results and the window be refilled
 FOLD_ROUNDS = 4
-#: MMR chooses from this many survivors of the filters, whatever ``top_n`` is (the first k
-#: results never depend on how many were asked for; issue 20 §3); at least ``top_n``.
-MMR_POOL = 100
 #: threshold removals listed by ``PipelineOutcome.summary``
 MAX_LISTED_REMOVALS = 20
 #: similarities within this of a threshold count as reaching it (float32 vectors)
 _EPS = 1e-6
-_DEFAULTS = SearchConfig()
-
-
-@dataclass(frozen=True, kw_only=True)
-class PipelineSettings:
-    """What the pipeline does; the seed's ``SearchPipelineConfig`` names and defaults, plus
-    ``collapse`` (copies of one change) and ``normalise`` (min-max first, for raw scores)."""
-
-    # defaults: the ``[search]`` section's (one declaration, in ``config.SearchConfig``)
-    min_confidence: float = _DEFAULTS.min_confidence
-    max_chunks_per_doc: int = _DEFAULTS.max_chunks_per_doc
-    dedup_enabled: bool = _DEFAULTS.dedup_enabled
-    dedup_threshold: float = _DEFAULTS.dedup_threshold
-    ngram_dedup_enabled: bool = _DEFAULTS.ngram_dedup_enabled
-    ngram_dedup_threshold: float = _DEFAULTS.ngram_dedup_threshold
-    mmr_enabled: bool = _DEFAULTS.mmr_enabled
-    mmr_lambda: float = _DEFAULTS.mmr_lambda
-    rerank_enabled: bool = _DEFAULTS.rerank_enabled
-    rerank_top_n: int = _DEFAULTS.rerank_top_n
-    collapse: bool = _DEFAULTS.collapse_copies
-    normalise: bool = False
-
-    @classmethod
-    def from_search_config(
-        cls,
-        search: Any,
-        *,
-        diverse: bool | None = None,
-        min_score: float | None = None,
-        collapse: bool | None = None,
-        normalise: bool = False,
-        max_chunks_per_doc: int | None = None,
-    ) -> PipelineSettings:
-        """Settings from ``[search]`` (``config.SearchConfig``) with per-request overrides:
-        ``diverse`` turns MMR on/off, ``min_score`` replaces ``min_confidence``,
-        ``collapse`` turns copy collapsing on/off (None: the configured value)."""
-        return cls(
-            min_confidence=search.min_confidence if min_score is None else min_score,
-            max_chunks_per_doc=(
-                search.max_chunks_per_doc if max_chunks_per_doc is None else max_chunks_per_doc
-            ),
-            dedup_enabled=search.dedup_enabled,
-            dedup_threshold=search.dedup_threshold,
-            ngram_dedup_enabled=search.ngram_dedup_enabled,
-            ngram_dedup_threshold=search.ngram_dedup_threshold,
-            mmr_enabled=search.mmr_enabled if diverse is None else diverse,
-            mmr_lambda=search.mmr_lambda,
-            rerank_enabled=search.rerank_enabled,
-            rerank_top_n=search.rerank_top_n,
-            collapse=search.collapse_copies if collapse is None else collapse,
-            normalise=normalise,
-        )
-
-    def pool_size(self, top_n: int, *, rerank: bool) -> int:
-        """How many survivors of the filters the ordering steps choose ``top_n`` from."""
-        size = top_n
-        if self.mmr_enabled:
-            size = max(size, MMR_POOL)
-        if rerank:
-            size = max(size, self.rerank_top_n)
-        return size
 
 
 def check_min_score(value: float | None, name: str = "min_score") -> None:

@@ -36,6 +36,7 @@ from gitquarry.config import DaemonConfig, load_config
 from gitquarry.errors import (
     DaemonAlreadyRunningError,
     GitquarryError,
+    InternalError,
     InvalidArgumentError,
     UsageError,
 )
@@ -374,9 +375,7 @@ class Daemon:
             send(self._error(exc))
         except Exception as exc:
             log.exception("request %s failed", op)
-            err = GitquarryError(f"internal error ({type(exc).__name__}: {exc})")
-            err.code = "internal_error"
-            send(self._error(err))
+            send(self._error(InternalError(exc)))
 
     def _error(self, exc: GitquarryError) -> dict[str, Any]:
         retryable = bool(getattr(exc, "retryable", False))

@@ -25,7 +25,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from gitquarry.errors import DaemonNotRunningError, DaemonUnavailableError, GitquarryError
+from gitquarry.errors import (
+    DaemonNotRunningError,
+    DaemonUnavailableError,
+    GitquarryError,
+    kind_of_exit_code,
+)
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +201,7 @@ class RemoteError(GitquarryError):
         super().__init__(message)
         self.code = code
         self.retryable = retryable
-        self.exit_code = exit_code
+        self.kind = kind_of_exit_code(exit_code)  # so ``exit_code`` is the daemon's
 
 
 def _raise_for(payload: dict[str, Any]) -> None:

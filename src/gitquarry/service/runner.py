@@ -40,6 +40,7 @@ from typing import Any
 from gitquarry.errors import (
     GitquarryError,
     IndexBusyError,
+    InternalError,
     JobNotFoundError,
     JobSnapshotWriteError,
     JobStateWriteError,
@@ -65,9 +66,7 @@ def classify(exc: BaseException) -> GitquarryError:
     typed = translate_storage_error(exc)
     if typed is not None:
         return typed
-    err = GitquarryError(f"internal error ({type(exc).__name__}: {exc})")
-    err.code = "internal_error"
-    return err
+    return InternalError(exc)
 
 
 def error_payload(err: GitquarryError, redact: Any) -> dict[str, Any]:
@@ -336,7 +335,7 @@ class Runner:
     def _failed(self, job: Job, exc: BaseException) -> None:
         err = classify(exc)
         payload = error_payload(err, self.services.redact)
-        if err.code == "internal_error":
+        if isinstance(err, InternalError):
             log.error("%s failed", job.public_id, exc_info=exc)
         job.attempts += 1
         job.status = "failed"

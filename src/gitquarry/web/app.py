@@ -22,16 +22,11 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from gitquarry.errors import (
-    GitquarryError,
-    InvalidArgumentError,
-    JobNotFoundError,
-    NotFoundError,
-    RepoDocsRegistrationError,
-)
+from gitquarry.errors import GitquarryError, InternalError, InvalidArgumentError, NotFoundError
 from gitquarry.percent import floor_percent
 from gitquarry.web import render
 from gitquarry.web.backend import DOCS_MODES, HISTORY_MODES, WebBackend, selector_from
+from gitquarry.web.errors import http_status
 from gitquarry.web.security import Session, check_csrf
 
 log = logging.getLogger(__name__)
@@ -63,14 +58,6 @@ def _int(value: str | None, name: str, default: int, lo: int, hi: int) -> int:
     return int(value)
 
 
-def _status_of(exc: GitquarryError) -> int:
-    if isinstance(exc, NotFoundError | JobNotFoundError):
-        return 404
-    if exc.exit_code == 2 or isinstance(exc, RepoDocsRegistrationError):
-        return 400
-    return 500 if exc.code == "internal_error" else 409
-
-
 class WebApp:
     """Routes bound to one :class:`WebBackend`."""
 
@@ -98,7 +85,7 @@ class WebApp:
             return []
 
     def error_page(self, request: Request, exc: GitquarryError) -> Response:
-        status = _status_of(exc)
+        status = http_status(exc)
         message = self.backend.daemon.redact(str(exc))
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": {"code": exc.code, "message": message}},
@@ -108,10 +95,8 @@ class WebApp:
     def internal_error(self, request: Request, exc: Exception) -> Response:
         """A bug: logged with its traceback in the daemon log, a readable page here."""
         log.exception("web request %s failed", request.url.path[:200])
-        err = GitquarryError(f"internal error ({type(exc).__name__}); the daemon log has "
-                             "the details")
-        err.code = "internal_error"
-        return self.error_page(request, err)
+        return self.error_page(request, InternalError(
+            exc, f"internal error ({type(exc).__name__}); the daemon log has the details"))
 
     def guarded(self, handler: Callable[[Request], Response]) -> Endpoint:
         """A sync page handler run on the thread pool with typed errors as pages."""
@@ -173,7 +158,7 @@ class WebApp:
                 raise
             data = {"form": dict(request.query_params), "modes": HISTORY_MODES,
                     "response": None}
-            return self.page(request, "history.html", http_status=_status_of(exc), **data,
+            return self.page(request, "history.html", http_status=http_status(exc), **data,
                              error={"code": exc.code,
                                     "message": self.backend.daemon.redact(str(exc))})
         response = data["response"]
