@@ -21,10 +21,11 @@ from pydantic import Field
 
 from gitquarry.bounded import GRAPH_LIMITS, bound_results
 from gitquarry.errors import GitquarryError
-from gitquarry.graph import search_graph, workspace_kinds
+from gitquarry.graph import workspace_kinds
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT
 from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error
+from gitquarry.query.graph import graph_request, search_graph_request
 from gitquarry.workspace import resolve_workspace
 
 TOOL_NAME = "search"
@@ -80,8 +81,9 @@ def register(server: MCPServer, project: Path) -> None:
     ) -> CallToolResult:
         try:
             current = resolve_workspace(workspace.root, for_search=True)
-            response = search_graph(current, query, kind=kind, limit=limit, diverse=diverse,
+            request = graph_request(query, kind=kind, limit=limit, diverse=diverse,
                                     min_score=min_score)
+            response = search_graph_request(current, request)
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, workspace.db_path) from exc
         results = bound_results([r.to_dict() for r in response.results], GRAPH_LIMITS).results

@@ -22,6 +22,7 @@ from pydantic import Field
 from gitquarry.config import Config
 from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error, docs_tool_message
+from gitquarry.query.docs import docs_request, search_docs
 from gitquarry.repo_docs.answers import fit_hits, fit_plan, index_state
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
@@ -135,9 +136,10 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
                        source_registration_generation)
 
         def answer() -> dict[str, Any]:  # issue 12: index_state and budget (repo_docs.answers)
-            data = service.search(sel, query, revision=revision, mode=mode, limit=limit,
-                                  include_worktree=include_worktree, diverse=diverse,
-                                  min_score=min_score)
+            request = docs_request(sel, query, revision=revision, mode=mode, limit=limit,
+                                   include_worktree=include_worktree, diverse=diverse,
+                                   min_score=min_score, max_tokens=max_tokens)
+            data = search_docs(service, request)
             data["index_state"] = index_state(service, sel, data)
             return fit_hits(data, max_tokens)
 
