@@ -26,6 +26,7 @@ from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, HistoryAnswers
 from gitquarry.history.service import HistorySearcher
 from gitquarry.mcp.annotations import json_text
+from gitquarry.mcp.arguments import own_arguments
 from gitquarry.mcp.errors import as_tool_error
 from gitquarry.query.history import HistoryRequest, history_request
 from gitquarry.workspace import Workspace
@@ -200,7 +201,7 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
         after: Annotated[str | None, Field(strict=True)] = None,
         before: Annotated[str | None, Field(strict=True)] = None,
     ) -> CallToolResult:
-        arguments = dict(locals())  # first: exactly the tool's arguments
+        arguments = own_arguments(search_git_history, locals())  # first, before any other name
         try:
             request = tool_request(arguments)
             with lock:
