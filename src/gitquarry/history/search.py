@@ -417,30 +417,8 @@ class _HistorySearch:
         dropped = dropped_words_warning(self.ranked_query) if mode != "semantic" else None
         if dropped is not None:
             warnings.append(Warning_(code=dropped[0], message=dropped[1]))
-        semantic_hits: list[tuple[int, float]] = []
-        effective = "lexical"
-        embedded_fraction = 0.0
-        if mode in ("semantic", "hybrid"):
-            if semantic is None:
-                warnings.append(Warning_(
-                    code="semantic_unavailable",
-                    message="no embedding model is configured; used lexical search"))
-            else:
-                assert pending is not None
-                outcome = pending()
-                semantic_hits = list(outcome.hits)
-                if semantic_post and glob is not None:
-                    kept = glob.post_filter(semantic_hits, semantic_asked, limit, need)
-                    if kept is None:  # too few matching: rank over the materialised set
-                        glob.materialize()
-                        outcome = semantic.top_k(
-                            conn, self.ranked_query, self.filters, limit, has_glob=True)
-                        kept = list(outcome.hits)
-                    semantic_hits = kept
-                embedded_fraction = outcome.embedded_fraction
-                if self.total:  # an empty index already says so once
-                    warnings.extend(outcome.warnings)
-                effective = outcome.effective_mode(mode)
+        semantic_hits, effective, embedded_fraction = self._semantic(
+            pending, limit, need, semantic_asked if semantic_post else None, warnings)
         if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
             lexical = self._lexical(limit, need)
         rankings, weights, fused = self._fuse(lexical, semantic_hits, effective,
@@ -473,6 +451,35 @@ class _HistorySearch:
             # the rankers returned all they were asked for: more candidates may exist
             full=bool(rankings) and max(len(r) for r in rankings) >= need,
         )
+
+    def _semantic(self, pending: Callable[[], Any] | None, limit: int, need: int,
+                  post_filter: int | None, warnings: list[Warning_]
+                  ) -> tuple[list[tuple[int, float]], str, float]:
+        """The semantic ranker's hits (``post_filter``: how many were asked for, to be
+        filtered by the candidate set here), the mode that ran and the embedded fraction;
+        its warnings are added to ``warnings``. (no hits, "lexical", 0.0) in lexical mode."""
+        semantic, glob = self.engine.semantic, self.glob
+        if self.mode not in ("semantic", "hybrid"):
+            return [], "lexical", 0.0
+        if semantic is None:
+            warnings.append(Warning_(
+                code="semantic_unavailable",
+                message="no embedding model is configured; used lexical search"))
+            return [], "lexical", 0.0
+        assert pending is not None
+        outcome = pending()
+        hits = list(outcome.hits)
+        if post_filter is not None and glob is not None:
+            kept = glob.post_filter(hits, post_filter, limit, need)
+            if kept is None:  # too few matching: rank over the materialised set
+                glob.materialize()
+                outcome = semantic.top_k(
+                    self.conn, self.ranked_query, self.filters, limit, has_glob=True)
+                kept = list(outcome.hits)
+            hits = kept
+        if self.total:  # an empty index already says so once
+            warnings.extend(outcome.warnings)
+        return hits, outcome.effective_mode(self.mode), outcome.embedded_fraction
 
     def _fuse(self, lexical: list[LexicalHit], semantic_hits: list[tuple[int, float]],
               effective: str, embedded_fraction: float
