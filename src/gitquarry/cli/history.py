@@ -110,16 +110,20 @@ def _print_page(data: dict[str, Any]) -> None:
         note(f"more: --cursor {data['next_cursor']}")
 
 
+NoEmbedOption = Annotated[
+    bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
+
+
 def index_cmd(
     path: Annotated[
         Path | None,
         typer.Argument(help="Workspace directory to index (default: current directory).",
                        metavar="PATH", file_okay=False, show_default=False),
     ] = None,
-    no_embed: Annotated[
-        bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    no_embed: NoEmbedOption = False,
+    quiet: QuietOption = False,
     watch: Annotated[
         bool, typer.Option("--watch", help="Then keep PATH indexed: register it with the "
                            "daemon (started if none runs).")
@@ -139,7 +143,7 @@ def index_cmd(
         result = watch_workspace(workspace.root)
         if not as_json:
             note(f"Watching {result['name']} ({result['workspace_ref']}): the "
-                         "daemon keeps it indexed.")
+                 "daemon keeps it indexed.")
             hint("`gitquarry daemon status` shows what it indexed and what is pending")
     raise typer.Exit(code)
 
@@ -150,10 +154,8 @@ def rebuild_cmd(
         typer.Argument(help="Workspace directory (default: current directory).",
                        metavar="PATH", file_okay=False, show_default=False),
     ] = None,
-    no_embed: Annotated[
-        bool, typer.Option("--no-embed", help="Skip computing embedding vectors.")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    no_embed: NoEmbedOption = False,
+    quiet: QuietOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Delete the index and build it again from Git (also the cure for a corrupt index).
