@@ -12,7 +12,7 @@ Warnings and progress go to stderr; errors are raised and translated by ``cli.ap
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -32,6 +32,9 @@ from gitquarry.cli.common import (
 )
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.graph.models import GraphIndexReport
+
+if TYPE_CHECKING:
+    from gitquarry.query.graph import GraphRequest
 
 graph_app = typer.Typer(
     name="graph",
@@ -54,6 +57,17 @@ def _summary_line(report: GraphIndexReport) -> str:
         f"({report.unlinked_docs} unlinked), {count(report.chunks, 'chunk')}; "
         f"search: {engine}; {report.duration_ms / 1000:.2f}s"
     )
+
+
+def cli_graph_request(query: str, *, kind: str | None = None, limit: int = 10,
+                      diverse: bool = False, min_score: float | None = None) -> GraphRequest:
+    """The ``GraphRequest`` of ``gitquarry search``'s options (``--diverse`` a switch).
+
+    :raises InvalidArgumentError: see ``gitquarry.query.graph.graph_request``."""
+    from gitquarry.query.graph import graph_request
+
+    return graph_request(query, kind=kind, limit=limit, diverse=True if diverse else None,
+                         min_score=min_score)
 
 
 def search(
@@ -91,11 +105,13 @@ def search(
 
     Rebuilds the graph index first when graph or docs files changed since the last index.
     """
-    from gitquarry.graph.api import search_graph  # the graph code only when it runs
+    # the graph code only when it runs
+    from gitquarry.query.graph import search_graph_request
 
     workspace = open_workspace(project, for_search=True)
-    response = search_graph(workspace, query, kind=kind, limit=limit,
-                            diverse=True if diverse else None, min_score=min_score)
+    request = cli_graph_request(query, kind=kind, limit=limit, diverse=diverse,
+                                min_score=min_score)
+    response = search_graph_request(workspace, request)
     if response.refreshed is not None:
         _report_warnings(response.refreshed)
         note(_summary_line(response.refreshed))

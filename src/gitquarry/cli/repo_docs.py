@@ -33,6 +33,7 @@ from gitquarry.repo_docs.registry import Selector
 from gitquarry.tokens import check_max_tokens
 
 if TYPE_CHECKING:
+    from gitquarry.query.docs import DocsRequest
     from gitquarry.repo_docs.service import RepoDocsService
 
 app = typer.Typer(
@@ -324,6 +325,21 @@ def _styled(snippet: str) -> Text:
     return text
 
 
+def cli_docs_request(query: str, *, selector: Selector, revision: str | None = None,
+                     mode: str | None = None, limit: int | None = None,
+                     include_worktree: bool = False, diverse: bool = False,
+                     min_score: float | None = None, explain: bool = False,
+                     max_tokens: int | None = None) -> DocsRequest:
+    """The ``DocsRequest`` of ``repo-docs search``'s options (``--diverse`` a switch).
+
+    :raises InvalidArgumentError: see ``gitquarry.query.docs.docs_request``."""
+    from gitquarry.query.docs import docs_request
+
+    return docs_request(selector, query, revision=revision, mode=mode, limit=limit,
+                        include_worktree=include_worktree, diverse=True if diverse else None,
+                        min_score=min_score, explain=explain, max_tokens=max_tokens)
+
+
 @app.command("search", cls=Command)
 def search_cmd(
     query: Annotated[str, typer.Argument(help="What to look for.", metavar="QUERY")],
@@ -346,13 +362,14 @@ def search_cmd(
     json_output: JsonOption = False,
 ) -> None:
     """Search the docs at a revision; every hit is cited as path:lines of an exact blob."""
-    check_max_tokens(max_tokens)
+    from gitquarry.query.docs import search_docs
+
+    request = cli_docs_request(
+        query, selector=_selector(repo, registration_id, source_id, generation),
+        revision=revision, mode=mode, limit=limit, include_worktree=include_worktree,
+        diverse=diverse, min_score=min_score, explain=explain, max_tokens=max_tokens)
     with _service() as service:
-        data = service.search(_selector(repo, registration_id, source_id, generation), query,
-                              revision=revision, mode=mode, limit=limit,
-                              include_worktree=include_worktree,
-                              diverse=True if diverse else None, min_score=min_score,
-                              explain=explain)
+        data = search_docs(service, request)
     if json_output:
         if max_tokens is not None:
             from gitquarry.repo_docs.answers import fit_hits

@@ -22,19 +22,15 @@ from typing import Any
 
 from gitquarry.bounded import bound_history_response
 from gitquarry.errors import InvalidArgumentError
-from gitquarry.history.budget import (
-    DETAILS,
-    apply_detail,
-    fit_response,
-)
+from gitquarry.history.budget import apply_detail, fit_response
 from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
 from gitquarry.history.freshness import FreshnessChecker, compact_state
-from gitquarry.history.models import CommitResult, GitSearchResponse
+from gitquarry.history.models import CommitResult, GitSearchResponse, RankingFacts
 from gitquarry.history.narrow import Narrowing, validate_narrowing
 from gitquarry.history.refs_contain import RefContainment
-from gitquarry.retrieval.filters import check_text
+from gitquarry.query.history import HistoryRequest
 from gitquarry.store.connection import read_only_note
-from gitquarry.tokens import MAX_MAX_TOKENS, check_max_tokens, json_tokens
+from gitquarry.tokens import MAX_MAX_TOKENS, json_tokens
 
 #: the MCP tools' default budget (tokens); the CLI has none unless asked
 MCP_DEFAULT_MAX_TOKENS = 8000
@@ -59,11 +55,14 @@ class AnswerOptions:
 
 
 def validate_options(options: AnswerOptions) -> None:
-    """:raises InvalidArgumentError: unknown detail, max_tokens out of range."""
-    if options.detail not in DETAILS:
-        raise InvalidArgumentError(
-            "detail", f"must be one of {', '.join(DETAILS)}, got {options.detail!r}")
-    check_max_tokens(options.max_tokens)
+    """:raises InvalidArgumentError: unknown detail, max_tokens out of range (the checks of
+    ``HistoryRequest.validate``)."""
+    HistoryRequest(query="", detail=options.detail, max_tokens=options.max_tokens).validate()
+
+
+def replace_facts(facts: RankingFacts, **changed: Any) -> RankingFacts:
+    """``facts``' ranking facts alone, with ``changed`` ones replaced."""
+    return RankingFacts(**{**facts.facts(), **changed})
 
 
 class HistoryAnswers:
@@ -151,48 +150,54 @@ class HistoryAnswers:
 
     # -- search ------------------------------------------------------------------------
 
-    def search_params(self, query: str, *, files_glob: str | None, after: int | None,
-                      before: int | None, mode: str | None, narrowing: Narrowing | None,
-                      pipeline: dict[str, Any] | None = None) -> str:
-        """The digest a cursor is bound to."""
+    def search_params(self, request: HistoryRequest) -> str:
+        """The digest a cursor is bound to: the query, the filters (narrowing normalised),
+        the mode (configured when not given) and the pipeline switches given."""
+        narrowing = request.narrowing()
+        narrowing = validate_narrowing(narrowing) if narrowing is not None else Narrowing()
+        switches = {**request.pipeline_switches(), "merges": request.merges,
+                    "sort": None if request.sort == "relevance" else request.sort}
         return params_digest({
-            "query": query, "files_glob": files_glob, "after": after, "before": before,
-            "mode": mode or self.searcher.workspace.config.search.mode,
-            **(narrowing.params() if narrowing is not None else {}),
-            **{k: v for k, v in (pipeline or {}).items() if v is not None},
+            "query": request.query, "files_glob": request.files_glob,
+            "after": request.after_s, "before": request.before_s,
+            "mode": request.mode or self.searcher.workspace.config.search.mode,
+            **narrowing.params(),
+            **{k: v for k, v in switches.items() if v is not None},
         })
 
-    def search(self, query: str, *, top_n: int, files_glob: str | None = None,
-               after: int | None = None, before: int | None = None, mode: str | None = None,
-               narrowing: Narrowing | None = None, options: AnswerOptions = AnswerOptions(),
+    def search(self, query: str, *, top_n: int, options: AnswerOptions = AnswerOptions(),
                extra_warnings: list[tuple[str, str]] | None = None,
-               collapse: bool | None = None, diverse: bool | None = None,
-               min_score: float | None = None, merges: str | None = None,
-               sort: str = "relevance") -> dict[str, Any]:
-        """The search response (see the module docstring). ``collapse``, ``diverse`` and
-        ``min_score``: the result pipeline's per-request switches; ``merges`` and ``sort``:
-        the merge filter and result order (all as ``HistorySearcher.search``).
+               **fields: Any) -> dict[str, Any]:
+        """:meth:`answer` in keyword form: ``fields`` name fields of
+        ``gitquarry.query.history.HistoryRequest`` (``after``/``before`` as Unix seconds,
+        ``narrowing`` as a ``history.narrow.Narrowing``), ``options`` shape the answer.
 
-        :raises InvalidArgumentError, InvalidGlobError: bad arguments (as
-            ``search_git_history``), bad ``detail``/``max_tokens``/``cursor``.
+        :raises InvalidArgumentError, InvalidGlobError: bad arguments (see
+            ``HistoryRequest.validate``).
         :raises CursorExpiredError: the cursor's ranking is no longer kept.
         """
-        validate_options(options)
-        check_text("query", query)  # before the cursor digest hashes them
-        check_text("files_glob", files_glob)
-        if narrowing is not None:
-            narrowing = validate_narrowing(narrowing)
-        pipeline: dict[str, Any] = {"collapse": collapse, "diverse": diverse,
-                                    "min_score": min_score, "merges": merges,
-                                    "sort": None if sort == "relevance" else sort}
-        digest = self.search_params(query, files_glob=files_glob, after=after, before=before,
-                                    mode=mode, narrowing=narrowing, pipeline=pipeline)
+        request = HistoryRequest.from_seconds(
+            query, top_n=top_n, detail=options.detail, max_tokens=options.max_tokens,
+            cursor=options.cursor, explain=options.explain, **fields)
+        return self.answer(request.validate(), extra_warnings=extra_warnings)
+
+    def answer(self, request: HistoryRequest, *,
+               extra_warnings: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+        """The search response of a validated ``request`` (see the module docstring), or
+        with ``request.cursor`` the next page of its ranking. ``extra_warnings``: (code,
+        message) pairs the surface adds (refused settings).
+
+        :raises InvalidArgumentError: a cursor that is malformed or made for another search.
+        :raises CursorExpiredError: the cursor's ranking is no longer kept.
+        """
+        options = AnswerOptions(detail=request.detail, max_tokens=request.max_tokens,
+                                cursor=request.cursor, explain=request.explain)
+        digest = self.search_params(request)
+        top_n = (request.top_n if request.top_n is not None
+                 else self.searcher.workspace.config.search.top_n)
         if options.cursor is not None:
-            return self._page(query, top_n, digest, options, extra_warnings)
-        response = self.searcher.search(
-            query, top_n=top_n, files_glob=files_glob, after=after, before=before, mode=mode,
-            narrowing=narrowing, ranking_depth=pin_depth(top_n), sort=sort,
-            **{k: v for k, v in pipeline.items() if k != "sort"})
+            return self._page(request.query, top_n, digest, options, extra_warnings)
+        response = self.searcher.run(request, ranking_depth=pin_depth(top_n))
         data = response.to_dict(explain=options.explain)
         _add_warnings(data, [*(extra_warnings or []), *self._store_notes()])
         data = bound_history_response(data)
@@ -206,7 +211,7 @@ class HistoryAnswers:
                     f"{response.pickaxe.unchecked} commit(s) with a cut diff could not be "
                     "checked with git log -S; they are left out")])
         self.annotate_refs(data["results"], compact=options.detail == "compact")
-        data, kept = self.finish(data, options=options, query=query)
+        data, kept = self.finish(data, options=options, query=request.query)
         ranking = _pinned(response, self.searcher.store.conn)
         pin_id: list[str] = []
 
@@ -262,11 +267,8 @@ class HistoryAnswers:
             if cid is None or cid not in rows:
                 gone.append(e.hash)
                 continue
-            results.append(_result(
-                rows[cid], e.score, lexical_rank=e.lexical_rank, semantic_rank=e.semantic_rank,
-                bm25=e.bm25, similarity=e.similarity, lexical_score=e.lexical_score,
-                copies=refresh_copy_refs(conn, self.refs, e.copies),
-                copies_omitted=e.copies_omitted, pipeline=e.pipeline))
+            results.append(_result(rows[cid], facts=replace_facts(
+                e, copies=refresh_copy_refs(conn, self.refs, e.copies))))
         warnings = _index_warnings(conn, total)
         response = GitSearchResponse(
             results=results, query=pin.meta.get("query") or query,
@@ -337,16 +339,13 @@ def _consumed(entries: list[PinnedHit], kept: list[str], gone: list[str]) -> int
 
 
 def _pinned(response: GitSearchResponse, conn: sqlite3.Connection) -> list[PinnedHit]:
-    hits = [PinnedHit(r.hash, r.score, r.lexical_rank, r.semantic_rank, r.bm25, r.similarity,
-                      r.lexical_score, r.copies, r.copies_omitted, r.pipeline)
-            for r in response.results]
+    """The response's ranking to pin: its results, then ``more`` (by hash)."""
+    hits = [PinnedHit(hash=r.hash, **r.facts()) for r in response.results]
     if response.more:
         ids = [h.commit_id for h in response.more]
         hashes = dict(conn.execute(
             f"SELECT id, hash FROM git_commits WHERE id IN ({','.join('?' * len(ids))})", ids))
-        hits += [PinnedHit(hashes[h.commit_id], h.score, h.lexical_rank, h.semantic_rank,
-                           h.bm25, h.similarity, h.lexical_score, h.copies, h.copies_omitted,
-                           h.pipeline)
+        hits += [PinnedHit(hash=hashes[h.commit_id], **h.facts())
                  for h in response.more if h.commit_id in hashes]
     return hits
 

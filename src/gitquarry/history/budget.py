@@ -36,7 +36,6 @@ from gitquarry.bounded import cut_text
 from gitquarry.history.hunks import best_hunks_diff, excerpt
 from gitquarry.tokens import estimate_tokens, fit_prefix, json_tokens
 
-DETAILS = ("full", "compact", "ids")
 COMPACT_FILES = 10
 #: tokens kept back for ``next_cursor`` and ``truncated``, added after fitting
 RESERVE_TOKENS = 110

@@ -31,11 +31,12 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gitquarry.errors import CursorExpiredError, GitquarryError, InvalidArgumentError
+from gitquarry.history.models import RANKING_FIELDS, RankingFacts
 from gitquarry.store import safe_paths
 
 #: seconds a pinned ranking is kept
@@ -48,23 +49,23 @@ FILE_NAME = "cursors.db"
 _CURSOR = re.compile(r"([A-Za-z0-9_-]{16})\.(\d{1,6})")
 
 
-@dataclass(frozen=True)
-class PinnedHit:
-    """One commit of a pinned ranking: its hash and the ranking facts of the first call."""
+@dataclass(frozen=True, kw_only=True)
+class PinnedHit(RankingFacts):
+    """One commit of a pinned ranking: its hash and the ranking facts of the first call
+    (``copies``, ``copies_omitted`` and ``pipeline`` too, so later pages carry the fields the
+    first one does)."""
 
     hash: str
-    score: float
-    lexical_rank: int | None = None
-    semantic_rank: int | None = None
-    bm25: float | None = None
-    similarity: float | None = None
-    lexical_score: float | None = None
-    #: the result's ``copies``, ``copies_omitted`` and ``pipeline`` (explain) of the first
-    #: call, so later pages carry the fields the first one does (pins written before these
-    #: fields existed load with the defaults)
-    copies: list[dict[str, Any]] = field(default_factory=list)
-    copies_omitted: int = 0
-    pipeline: dict[str, Any] | None = None
+
+    def to_row(self) -> list[Any]:
+        """The stored form: ``[hash, score, lexical_rank, …]`` (``RANKING_FIELDS`` order)."""
+        return [self.hash, *(getattr(self, name) for name in RANKING_FIELDS)]
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> PinnedHit:
+        """The inverse of ``to_row`` (pins written before the later fields existed load
+        with their defaults)."""
+        return cls(hash=row[0], **dict(zip(RANKING_FIELDS, row[1:], strict=False)))
 
 
 @dataclass
@@ -156,7 +157,7 @@ class CursorStore:
                     self._conn.execute(
                         "INSERT INTO pins VALUES (?, ?, ?, ?, ?)",
                         (pin_id, now, params, json.dumps(meta),
-                         json.dumps([list(asdict(h).values()) for h in hits])),
+                         json.dumps([h.to_row() for h in hits])),
                     )
                     self._conn.execute("DELETE FROM pins WHERE created_at < ?",
                                        (now - CURSOR_TTL_S,))
@@ -194,7 +195,7 @@ class CursorStore:
                 except sqlite3.Error:
                     row = None
                 if row is not None:
-                    pin = Pin([PinnedHit(*h) for h in json.loads(row[3])], row[1],
+                    pin = Pin([PinnedHit.from_row(h) for h in json.loads(row[3])], row[1],
                               json.loads(row[2]), float(row[0]))
         if pin is None:
             raise CursorExpiredError(cursor, "no such ranking is kept any more")

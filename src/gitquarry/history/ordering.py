@@ -24,8 +24,6 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-SORTS: Final = ("relevance", "newest", "oldest")
-MERGE_FILTERS: Final = ("include", "exclude", "only")
 #: candidates of each ranking that an introduction question reorders by age.
 INTRODUCED_HEAD: Final = 5
 

@@ -14,9 +14,9 @@ import json
 import logging
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
-from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.candidates import (
     POST_FILTER_FACTOR,
     Filters,
@@ -25,13 +25,19 @@ from gitquarry.history.candidates import (
     rank_with_glob,
 )
 from gitquarry.history.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
-from gitquarry.history.models import CommitResult, GitSearchResponse, RankedHit, Warning_
-from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
-from gitquarry.history.ordering import MERGE_FILTERS, SORTS, order_candidates
+from gitquarry.history.models import (
+    CommitResult,
+    GitSearchResponse,
+    RankedHit,
+    RankingFacts,
+    Warning_,
+)
+from gitquarry.history.narrow import NarrowCandidates, PickaxeReport, validate_narrowing
+from gitquarry.history.ordering import order_candidates
 from gitquarry.history.pipeline import MergeFolder, candidates, copies
 from gitquarry.history.refs_contain import RefContainment
 from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
-from gitquarry.retrieval.filters import check_time_range, compile_glob
+from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
     SHAPE_WEIGHTS,
@@ -45,11 +51,11 @@ from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.compression import inflate_text
 from gitquarry.store.connection import translate_sqlite_error
 
-__all__ = ["BM25_WEIGHTS", "Filters", "search_git_history", "validate_request"]
+__all__ = ["BM25_WEIGHTS", "TOP_N_MAX", "Engine", "Filters", "run_history_search",
+           "search_git_history"]
 
 log = logging.getLogger(__name__)
 
-TOP_N_MAX = 100
 #: how many candidates each ranker contributes to fusion, relative to top_n
 CANDIDATE_FACTOR = 4
 CANDIDATE_MIN = 50
@@ -75,7 +81,11 @@ def hydrate(conn: sqlite3.Connection, ids: list[int]) -> dict[int, sqlite3.Row]:
     return {int(r["id"]): r for r in rows}
 
 
-def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
+def _result(row: sqlite3.Row, score: float = 0.0, *,
+            facts: RankingFacts | None = None) -> CommitResult:
+    """The stored commit of ``row`` with ``facts`` (None: only ``score``, rounded to 6
+    places)."""
+    ranking = (facts if facts is not None else RankingFacts(score=round(score, 6))).facts()
     return CommitResult(
         hash=row["hash"],
         title=row["title"],
@@ -85,14 +95,13 @@ def _result(row: sqlite3.Row, score: float, **extra: Any) -> CommitResult:
         message=row["message"],
         files_changed=json.loads(row["files_changed"]),
         delta_truncated=inflate_text(row["delta_truncated"]),
-        score=round(score, 6),
         repo_path=row["repo_path"] or "",
         author_time=int(row["author_time"]),
         parents=row["parents"].split(),
         is_merge=bool(row["is_merge"]),
         author_raw=row["author_raw"] or row["author"],
         committer_raw=row["committer_raw"] or row["committer"],
-        **extra,
+        **ranking,
     )
 
 
@@ -171,80 +180,68 @@ def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
 
 
 def validate_top_n(top_n: int) -> None:
-    if isinstance(top_n, bool) or not isinstance(top_n, int) or not 1 <= top_n <= TOP_N_MAX:
-        raise InvalidArgumentError(
-            "top_n", f"must be an integer from 1 to {TOP_N_MAX}, got {top_n!r}"
-        )
+    """:raises InvalidArgumentError: ``top_n`` is not an integer from 1 to ``TOP_N_MAX``."""
+    check_top_n(top_n)
 
 
-def validate_request(
-    *,
-    top_n: int,
-    mode: str,
-    files_glob: str | None,
-    after: int | None,
-    before: int | None,
-    merges: str = "include",
-    sort: str = "relevance",
-) -> None:
-    """Check search arguments before any work (the index is not opened).
+@dataclass(frozen=True, kw_only=True)
+class Engine:
+    """What ranks a request, besides the request and the index: the semantic ranker
+    (``gitquarry.history.semantic``; None: hybrid/semantic degrade to lexical with a
+    warning), the RRF weights and ``k``, whether hybrid weights follow the query's shape
+    (:data:`~gitquarry.retrieval.fusion.SHAPE_WEIGHTS`), the result pipeline's settings
+    (None: its defaults), the cross-encoder, and the ``RefContainment`` that names the refs
+    of each copy (keep one per process; None builds one per call)."""
 
-    :raises InvalidArgumentError: top_n outside 1..100, unknown mode, merges or sort, after
-        later than before.
+    semantic: Any | None = None
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.0
+    rrf_k: int = 20
+    weight_by_shape: bool = True
+    pipeline: PipelineSettings | None = None
+    reranker: Reranker | None = None
+    reranker_problem: tuple[str, str] | None = None
+    refs: RefContainment | None = None
+
+
+ENGINE_FIELDS = frozenset(f.name for f in fields(Engine))
+
+
+def search_git_history(store: Store, query: str, *, ranking_depth: int = 0,
+                       **options: Any) -> GitSearchResponse:
+    """Search indexed commits: :func:`run_history_search` in keyword form. ``options`` name
+    fields of :class:`Engine` and of ``gitquarry.query.history.HistoryRequest``, with
+    ``after``/``before`` as Unix seconds and ``narrowing`` as a ``history.narrow.Narrowing``
+    (the defaults: ``top_n`` 5, ``mode`` lexical, ``merges`` include).
+
+    :raises InvalidArgumentError: top_n outside 1..100, unknown mode/merges/sort, after >
+        before.
     :raises InvalidGlobError: ``files_glob`` is malformed.
+    :raises IndexCorruptError: the database is unreadable.
+    :raises TypeError: an option that is no field of either.
     """
-    validate_top_n(top_n)
-    if mode not in ("lexical", "semantic", "hybrid"):
-        raise InvalidArgumentError("mode", f"must be lexical, semantic or hybrid, got {mode!r}")
-    if merges not in MERGE_FILTERS:
-        raise InvalidArgumentError("merges", f"must be include, exclude or only, got {merges!r}")
-    if sort not in SORTS:
-        raise InvalidArgumentError("sort", f"must be relevance, newest or oldest, got {sort!r}")
-    check_time_range(after, before)
-    if files_glob:
-        compile_glob(files_glob)
+    engine = Engine(**{k: options.pop(k) for k in list(options) if k in ENGINE_FIELDS})
+    request = HistoryRequest.from_seconds(query, **options)
+    return run_history_search(store, request.validate(), engine, ranking_depth=ranking_depth)
 
 
-def search_git_history(
-    store: Store,
-    query: str,
-    *,
-    top_n: int = 5,
-    files_glob: str | None = None,
-    after: int | None = None,
-    before: int | None = None,
-    mode: str = "lexical",
-    semantic: Any | None = None,
-    lexical_weight: float = 1.0,
-    semantic_weight: float = 1.0,
-    rrf_k: int = 20,
-    weight_by_shape: bool = True,
-    merges: str = "include",
-    sort: str = "relevance",
-    pipeline: PipelineSettings | None = None,
-    reranker: Reranker | None = None,
-    reranker_problem: tuple[str, str] | None = None,
-    narrowing: Narrowing | None = None,
-    ranking_depth: int = 0,
-    refs: RefContainment | None = None,
-) -> GitSearchResponse:
-    """Search indexed commits.
+def run_history_search(store: Store, request: HistoryRequest, engine: Engine = Engine(), *,
+                       ranking_depth: int = 0) -> GitSearchResponse:
+    """Search indexed commits for a validated ``request`` (``HistoryRequest.validate``).
 
-    ``mode`` is "lexical", "semantic" or "hybrid". ``semantic`` is a ranker from
-    ``gitquarry.history.semantic`` (or None: hybrid/semantic then degrade to lexical with a
-    warning). ``after``/``before`` are inclusive Unix-second bounds on the committer time;
-    ``merges`` "include" (default), "exclude" (no merge commits) or "only" is a filter like
-    them, applied inside both rankers. In hybrid mode with ``weight_by_shape`` the RRF weights
-    are multiplied by the query shape's (:data:`~gitquarry.retrieval.fusion.SHAPE_WEIGHTS`:
-    identifiers and quoted text favour keywords, questions in prose favour vectors).
+    ``mode`` "lexical", "semantic" or "hybrid" (None: lexical); ``after``/``before`` are
+    inclusive bounds on the committer time; ``merges`` "include" (None), "exclude" (no merge
+    commits) or "only" is a filter like them, applied inside both rankers. In hybrid mode with
+    ``engine.weight_by_shape`` the RRF weights are multiplied by the query shape's
+    (identifiers and quoted text favour keywords, questions in prose favour vectors).
     ``sort``: "relevance" (default; introduction questions refined as
     ``gitquarry.history.ordering`` says) or "newest"/"oldest" (the most relevant
     ``max(4 × top_n, 50)`` matching commits, in committer-time order; scores stay relevance
     scores). The ordered ranking then goes through the shared result pipeline
-    (``retrieval.pipeline``; ``pipeline`` None: its defaults): copies of one change collapsed
-    (``copies``), near-duplicates removed, optionally a confidence threshold, MMR and a
-    cross-encoder ``reranker``; merges that only brought in shown commits, or whose diff
-    repeats a commit it brought in, are folded under them (``history.pipeline.MergeFolder``).
+    (``retrieval.pipeline``): copies of one change collapsed (``copies``), near-duplicates
+    removed, optionally a confidence threshold, MMR and a cross-encoder reranker; merges that
+    only brought in shown commits, or whose diff repeats a commit it brought in, are folded
+    under them (``history.pipeline.MergeFolder``).
     With ``sort="relevance"`` the first k results never depend on ``top_n`` (nor does a
     cursor's next page): the rankers' depth is ``CANDIDATE_DEPTH`` whatever ``top_n`` is.
     With ``sort="relevance"`` and without MMR or rerank, results are sorted by ``score``
@@ -252,249 +249,326 @@ def search_git_history(
     (``--explain`` says why).
     A search whose pipeline removed so many candidates that fewer than ``top_n`` remain ranks
     again with a 4x longer candidate list (up to ``CANDIDATE_MAX``).
-    ``narrowing``: author/committer/path/pickaxe/commit-set filters (``history.narrow``),
-    applied as a candidate set like the glob. With ``ranking_depth`` > 0, ``more`` on the
-    response continues the ranking past the results (for cursors): the same pipeline over the
-    same fused candidates with a window of ``ranking_depth``, less the results and what they
+    The narrowing filters (author/committer/path/pickaxe/commit set, ``history.narrow``) apply
+    as a candidate set like the glob. With ``ranking_depth`` > 0, ``more`` on the response
+    continues the ranking past the results (for cursors): the same pipeline over the same
+    fused candidates with a window of ``ranking_depth``, less the results and what they
     absorbed, so a page never repeats a commit shown or listed under one before.
-    ``refs``: the ``history.refs_contain.RefContainment`` that names the refs of each copy
-    (keep one per process: it is built once per index state; None builds one per call).
 
-    :raises InvalidArgumentError: top_n outside 1..100, unknown mode/merges/sort, after >
-        before.
-    :raises InvalidGlobError: ``files_glob`` is malformed.
     :raises IndexCorruptError: the database is unreadable.
     """
-    validate_request(top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before,
-                     merges=merges, sort=sort)
-    if files_glob is not None and files_glob == "":
-        files_glob = None
-    filters = Filters(files_glob=files_glob, after=after, before=before,
-                      merges=None if merges == "include" else merges)
-    subject = introduction_subject(query) if sort == "relevance" and query else None
-    ranked_query = subject or query
-    conn = store.conn
-    warnings: list[Warning_] = []
-    more: list[RankedHit] = []
-    pickaxe: PickaxeReport | None = None
-    # One read transaction: every statement of the search sees the same snapshot, so the AND
-    # and OR passes, the counts behind scores and hydration agree while an index run writes.
-    own_transaction = not conn.in_transaction
-    try:
-        require_commit_fts(store)
-        if own_transaction:
-            conn.execute("BEGIN")
+    return _HistorySearch(store, request, engine, ranking_depth).run()
+
+
+@dataclass
+class _Pass:
+    """One ranking pass: what each ranker returned, the fused and scored candidates and the
+    result pipeline's outcome (``need``: how many each ranker had to return)."""
+
+    need: int
+    lexical: list[LexicalHit]
+    semantic_hits: list[tuple[int, float]]
+    effective: str
+    embedded_fraction: float
+    warnings: list[Warning_]
+    scored: list[tuple[int, float]]
+    lex_scores: dict[int, float]
+    vectors_ns: int | None
+    outcome: Any
+    full: bool
+    _evidence: tuple[dict[int, tuple[int, float]], dict[int, tuple[int, float]]] | None = None
+
+    def evidence(self) -> tuple[dict[int, tuple[int, float]], dict[int, tuple[int, float]]]:
+        """By commit id: (1-based lexical rank, bm25) and (1-based semantic rank, cosine)."""
+        if self._evidence is None:
+            self._evidence = (
+                {hit.id: (n, hit.bm25) for n, hit in enumerate(self.lexical, start=1)},
+                {cid: (n, sim) for n, (cid, sim) in enumerate(self.semantic_hits, start=1)})
+        return self._evidence
+
+
+class _HistorySearch:
+    """One run of :func:`run_history_search` (see there): the request's resolved values,
+    the read transaction, the ranking passes and the hydrated response."""
+
+    def __init__(self, store: Store, request: HistoryRequest, engine: Engine,
+                 ranking_depth: int) -> None:
+        self.store, self.conn, self.engine = store, store.conn, engine
+        self.request = request.with_defaults(top_n=5, mode="lexical", merges="include")
+        self.top_n = int(self.request.top_n or 5)
+        self.mode = str(self.request.mode)
+        self.merges = str(self.request.merges)
+        self.sort, self.query = request.sort, request.query
+        self.ranking_depth = ranking_depth
+        self.filters = Filters(files_glob=request.files_glob or None, after=request.after_s,
+                               before=request.before_s,
+                               merges=None if self.merges == "include" else self.merges)
+        self.subject = (introduction_subject(self.query)
+                        if self.sort == "relevance" and self.query else None)
+        self.ranked_query = self.subject or self.query
+        self.settings = engine.pipeline if engine.pipeline is not None else PipelineSettings()
+        self.warnings: list[Warning_] = []
+        self.pickaxe: PickaxeReport | None = None
+        self.glob: GlobCandidates | None = None
+        self.total = 0
+        self.upper: float | None = None  # the query's largest possible BM25, once needed
+        self.folder: MergeFolder | None = None
+
+    def run(self) -> GitSearchResponse:
+        # One read transaction: every statement of the search sees the same snapshot, so the
+        # AND and OR passes, the counts behind scores and hydration agree while an index run
+        # writes.
+        conn = self.conn
+        own_transaction = not conn.in_transaction
         try:
-            total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
-            warnings.extend(_index_warnings(conn, total))
-            if not query or not query.strip():
-                log.warning("empty query")
-                warnings.append(Warning_(code="empty_query", message="the query is empty"))
-                return GitSearchResponse(
-                    results=[], query=query, total_commits_indexed=total, requested_mode=mode,
-                    effective_mode="lexical", warnings=warnings,
-                )
-            glob: GlobCandidates | None = None
-            if files_glob is not None:
-                glob = GlobCandidates(conn, files_glob)
-            if narrowing is not None and narrowing.active():
-                narrow = NarrowCandidates(conn, narrowing, glob)
-                pickaxe, glob = narrow.pickaxe, narrow
-            limit = (CANDIDATE_DEPTH if sort == "relevance"
-                     else max(top_n * CANDIDATE_FACTOR, CANDIDATE_MIN))
-            settings = pipeline if pipeline is not None else PipelineSettings()
-            upper: float | None = None  # the query's largest possible BM25, once needed
-            passes = 0
-            # one merge folder for every pass: it caches git's answers and the changed lines
-            folder = (MergeFolder(conn, replace=sort == "relevance")
-                      if settings.collapse and merges != "exclude" else None)
-            # a stand-in moved up to a merge's rank would break an order by commit time
-            prefer_change = settings.collapse and sort == "relevance"
-            while True:  # another pass only when the pipeline used up the candidates
-                pass_warnings: list[Warning_] = []
-                passes += 1
+            require_commit_fts(self.store)
+            if own_transaction:
+                conn.execute("BEGIN")
+            try:
+                return self._search()
+            finally:
+                if own_transaction and conn.in_transaction:
+                    conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError as exc:
+            raise translate_sqlite_error(self.store.path, exc) from exc
 
-                # Fusion and the merge folder need each ranker's exact top-``limit`` (the same
-                # list whatever top_n is); a sorted order only the top_n of its candidates.
-                need = top_n if sort != "relevance" and passes == 1 else limit
+    def _search(self) -> GitSearchResponse:
+        conn = self.conn
+        self.total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+        self.warnings.extend(_index_warnings(conn, self.total))
+        if not self.query or not self.query.strip():
+            log.warning("empty query")
+            self.warnings.append(Warning_(code="empty_query", message="the query is empty"))
+            return GitSearchResponse(
+                results=[], query=self.query, total_commits_indexed=self.total,
+                requested_mode=self.mode, effective_mode="lexical", warnings=self.warnings,
+            )
+        self._candidate_sets()
+        # one merge folder for every pass: it caches git's answers and the changed lines
+        if self.settings.collapse and self.merges != "exclude":
+            self.folder = MergeFolder(conn, replace=self.sort == "relevance")
+        ranked = self._rank()
+        self.warnings.extend(ranked.warnings)
+        self.warnings.extend(Warning_(code=c, message=m) for c, m in ranked.outcome.warnings)
+        if self.settings.collapse:
+            self.warnings.extend(_patch_id_warnings(conn))
+        return self._response(ranked)
 
-                def lexical_rank(
-                    n: int, materialized: bool, need: int = need
-                ) -> list[LexicalHit]:
-                    return lexical_top_k(
-                        conn, ranked_query, filters, n, has_glob=materialized, total_docs=total,
-                        need=need,
-                    )
+    def _candidate_sets(self) -> None:
+        """The glob's and the narrowing filters' candidate set (None: every commit)."""
+        if self.filters.files_glob is not None:
+            self.glob = GlobCandidates(self.conn, self.filters.files_glob)
+        narrowing = self.request.narrowing()
+        if narrowing is not None:
+            narrowing = validate_narrowing(narrowing)
+        if narrowing is not None and narrowing.active():
+            narrow = NarrowCandidates(self.conn, narrowing, self.glob)
+            self.pickaxe, self.glob = narrow.pickaxe, narrow
 
-                pending: Callable[[], Any] | None = None
-                semantic_post = glob is not None and not glob.materialized
-                semantic_asked = limit * POST_FILTER_FACTOR if semantic_post else limit
-                if mode != "lexical" and semantic is not None:
-                    # SQLite reads now; the query embedding and the matrix product run on a worker
-                    # thread while the keyword ranking below runs here.
-                    pending = semantic.start(
-                        conn, ranked_query, filters, semantic_asked, has_glob=glob is not None
-                        and not semantic_post
-                    )
-                lexical: list[LexicalHit] = (
-                    rank_with_glob(lexical_rank, glob, limit, need) if mode != "semantic" else []
-                )
-                if not fts5_match_expression(ranked_query) and mode == "lexical":
-                    pass_warnings.append(
-                        Warning_(
-                            code="no_searchable_terms",
-                            message=f"the query {query!r} holds no searchable word",
-                        )
-                    )
-                dropped = dropped_words_warning(ranked_query) if mode != "semantic" else None
-                if dropped is not None:
-                    pass_warnings.append(Warning_(code=dropped[0], message=dropped[1]))
-                semantic_hits: list[tuple[int, float]] = []
-                effective = "lexical"
-                embedded_fraction = 0.0
-                if mode in ("semantic", "hybrid"):
-                    if semantic is None:
-                        pass_warnings.append(
-                            Warning_(
-                                code="semantic_unavailable",
-                                message="no embedding model is configured; used lexical search",
-                            )
-                        )
-                    else:
-                        assert pending is not None
-                        outcome = pending()
-                        semantic_hits = list(outcome.hits)
-                        if semantic_post and glob is not None:
-                            kept = glob.post_filter(semantic_hits, semantic_asked, limit, need)
-                            if kept is None:  # too few matching: rank over the materialised set
-                                glob.materialize()
-                                outcome = semantic.top_k(
-                                    conn, ranked_query, filters, limit, has_glob=True
-                                )
-                                kept = list(outcome.hits)
-                            semantic_hits = kept
-                        embedded_fraction = outcome.embedded_fraction
-                        if total:  # an empty index already says so once
-                            pass_warnings.extend(outcome.warnings)
-                        effective = outcome.effective_mode(mode)
-                if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
-                    lexical = rank_with_glob(lexical_rank, glob, limit, need)
-                if effective == "semantic":
-                    rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
-                    weights = [semantic_weight]
-                elif effective == "hybrid":
-                    rankings = [[hit.id for hit in lexical], [i for i, _ in semantic_hits]]
-                    shape = SHAPE_WEIGHTS.for_query(ranked_query) if weight_by_shape else (1, 1)
-                    weights = [lexical_weight * shape[0], semantic_weight * shape[1]]
-                else:
-                    rankings = [[hit.id for hit in lexical]]
-                    weights = [lexical_weight]
-                if effective == "hybrid" and embedded_fraction < 1:
-                    # vectors still being computed: they only reorder embedded commits
-                    fused = rrf_fuse_partial(
-                        rankings[0], rankings[1], weights, k=rrf_k,
-                        has_vector=_embedded(conn, getattr(semantic, "namespace_id", None),
-                                             rankings[0]).__contains__,
-                    )
-                else:
-                    fused = rrf_fuse(rankings, weights, k=rrf_k)
-                if upper is None and lexical and effective != "semantic":
-                    upper = bm25_upper_bound(conn, ranked_query, total)
-                by_fusion, lex_scores = _score_candidates(
-                    fused, effective, lexical, semantic_hits, weights, rrf_k, upper or 0.0
-                )
-                score_of = dict(by_fusion)
-                ordered = order_candidates(
-                    conn, [cid for cid, _ in fused], [hit.id for hit in lexical], sort=sort,
-                    introduction=subject is not None,
-                )
-                scored = [(cid, score_of[cid]) for cid in ordered]
-                vectors_ns = (
-                    getattr(semantic, "namespace_id", None)
-                    if effective != "lexical" and (settings.dedup_enabled or settings.mmr_enabled)
-                    else None
-                )
-                outcome = run_pipeline(
-                    candidates(conn, scored, namespace_id=vectors_ns,
-                               prefer_change=prefer_change, folder=folder),
-                    settings, top_n=top_n,
-                    query=query, reranker=reranker, reranker_problem=reranker_problem,
-                )
-                if folder is not None:
-                    outcome.steps.append("fold")
-                # the rankers returned all they were asked for: more candidates may exist
-                full = bool(rankings) and max(len(r) for r in rankings) >= need
-                # scores only fall further down: past the threshold, more candidates can't help
-                below = any(r.step == "threshold" for r in outcome.removed)
-                if len(outcome.results) >= top_n or not full or below or limit >= CANDIDATE_MAX:
-                    break
-                limit = min(limit * CANDIDATE_FACTOR, CANDIDATE_MAX)
-            warnings.extend(pass_warnings)
-            warnings.extend(Warning_(code=c, message=m) for c, m in outcome.warnings)
-            if settings.collapse:
-                warnings.extend(_patch_id_warnings(conn))
-            rows = hydrate(conn, [c.key for c in outcome.results])
-            found = copies(conn, outcome, collapse=settings.collapse, refs=refs)
-            lex_rank = {hit.id: n for n, hit in enumerate(lexical, start=1)}
-            lex_bm25 = {hit.id: hit.bm25 for hit in lexical}
-            sem_rank = {cid: n for n, (cid, _) in enumerate(semantic_hits, start=1)}
-            sem_score = dict(semantic_hits)
-            by_id = {cid: rows[cid]["hash"] for cid in rows}
-            results = [
-                _result(
-                    rows[c.key],
-                    c.score,
-                    lexical_rank=lex_rank.get(c.key),
-                    semantic_rank=sem_rank.get(c.key),
-                    bm25=lex_bm25.get(c.key),
-                    lexical_score=lex_scores.get(c.key),
-                    similarity=sem_score.get(c.key),
-                    copies=found.get(c.key, ([], 0))[0],
-                    copies_omitted=found.get(c.key, ([], 0))[1],
-                    pipeline=outcome.explain(c, label=lambda k: _label(conn, by_id, k)),
-                )
-                for c in outcome.results
-                if c.key in rows
-            ]
-            summary = outcome.summary(label=lambda k: _label(conn, by_id, k))
-            if ranking_depth > len(outcome.results):
-                longer = run_pipeline(
-                    candidates(conn, scored, namespace_id=vectors_ns,
-                               prefer_change=prefer_change, folder=folder),
-                    settings,
-                    top_n=ranking_depth, query=query, reranker=reranker,
-                    reranker_problem=reranker_problem,
-                )
-                shown = {c.key for c in outcome.results}
-                shown |= {a.key for c in outcome.results for a in c.absorbed}
-                later = [c for c in longer.results if c.key not in shown]
-                found_later = copies(conn, longer, collapse=settings.collapse, refs=refs,
-                                     keys={c.key for c in later})
-                more = [
-                    RankedHit(
-                        commit_id=c.key, score=round(c.score, 6), lexical_rank=lex_rank.get(c.key),
-                        semantic_rank=sem_rank.get(c.key), bm25=lex_bm25.get(c.key),
-                        similarity=sem_score.get(c.key), lexical_score=lex_scores.get(c.key),
-                        copies=found_later.get(c.key, ([], 0))[0],
-                        copies_omitted=found_later.get(c.key, ([], 0))[1],
-                        pipeline=longer.explain(c, label=lambda k: _label(conn, by_id, k)),
-                    )
-                    for c in later
-                ]
-        finally:
-            if own_transaction and conn.in_transaction:
-                conn.execute("ROLLBACK")
-    except sqlite3.DatabaseError as exc:
-        raise translate_sqlite_error(store.path, exc) from exc
-    return GitSearchResponse(
-        results=results,
-        query=query,
-        total_commits_indexed=total,
-        requested_mode=mode,
-        effective_mode=effective,
-        embedded_fraction=embedded_fraction,
-        warnings=warnings,
-        pipeline=summary,
-        more=more,
-        pickaxe=pickaxe,
-    )
+    def _rank(self) -> _Pass:
+        """Rank, run the result pipeline, and rank again with a longer candidate list while
+        the pipeline used up the candidates (up to ``CANDIDATE_MAX``)."""
+        limit = (CANDIDATE_DEPTH if self.sort == "relevance"
+                 else max(self.top_n * CANDIDATE_FACTOR, CANDIDATE_MIN))
+        passes = 0
+        while True:
+            passes += 1
+            # Fusion and the merge folder need each ranker's exact top-``limit`` (the same
+            # list whatever top_n is); a sorted order only the top_n of its candidates.
+            need = self.top_n if self.sort != "relevance" and passes == 1 else limit
+            ranked = self._pass(limit, need)
+            # scores only fall further down: past the threshold, more candidates can't help
+            below = any(r.step == "threshold" for r in ranked.outcome.removed)
+            if (len(ranked.outcome.results) >= self.top_n or not ranked.full or below
+                    or limit >= CANDIDATE_MAX):
+                return ranked
+            limit = min(limit * CANDIDATE_FACTOR, CANDIDATE_MAX)
+
+    def _lexical(self, limit: int, need: int) -> list[LexicalHit]:
+        def lexical_rank(n: int, materialized: bool) -> list[LexicalHit]:
+            return lexical_top_k(
+                self.conn, self.ranked_query, self.filters, n, has_glob=materialized,
+                total_docs=self.total, need=need,
+            )
+
+        return rank_with_glob(lexical_rank, self.glob, limit, need)
+
+    def _pass(self, limit: int, need: int) -> _Pass:
+        """One pass: both rankers at depth ``limit``, fused, scored, ordered, through the
+        result pipeline."""
+        conn, mode, semantic = self.conn, self.mode, self.engine.semantic
+        warnings: list[Warning_] = []
+        pending: Callable[[], Any] | None = None
+        glob = self.glob
+        semantic_post = glob is not None and not glob.materialized
+        semantic_asked = limit * POST_FILTER_FACTOR if semantic_post else limit
+        if mode != "lexical" and semantic is not None:
+            # SQLite reads now; the query embedding and the matrix product run on a worker
+            # thread while the keyword ranking below runs here.
+            pending = semantic.start(
+                conn, self.ranked_query, self.filters, semantic_asked,
+                has_glob=glob is not None and not semantic_post
+            )
+        lexical = self._lexical(limit, need) if mode != "semantic" else []
+        if not fts5_match_expression(self.ranked_query) and mode == "lexical":
+            warnings.append(Warning_(
+                code="no_searchable_terms",
+                message=f"the query {self.query!r} holds no searchable word"))
+        dropped = dropped_words_warning(self.ranked_query) if mode != "semantic" else None
+        if dropped is not None:
+            warnings.append(Warning_(code=dropped[0], message=dropped[1]))
+        semantic_hits, effective, embedded_fraction = self._semantic(
+            pending, limit, need, semantic_asked if semantic_post else None, warnings)
+        if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
+            lexical = self._lexical(limit, need)
+        rankings, weights, fused = self._fuse(lexical, semantic_hits, effective,
+                                              embedded_fraction)
+        if self.upper is None and lexical and effective != "semantic":
+            self.upper = bm25_upper_bound(conn, self.ranked_query, self.total)
+        by_fusion, lex_scores = _score_candidates(
+            fused, effective, lexical, semantic_hits, weights, self.engine.rrf_k,
+            self.upper or 0.0
+        )
+        score_of = dict(by_fusion)
+        ordered = order_candidates(
+            conn, [cid for cid, _ in fused], [hit.id for hit in lexical], sort=self.sort,
+            introduction=self.subject is not None,
+        )
+        scored = [(cid, score_of[cid]) for cid in ordered]
+        vectors_ns = (
+            getattr(semantic, "namespace_id", None)
+            if effective != "lexical" and (self.settings.dedup_enabled
+                                           or self.settings.mmr_enabled)
+            else None
+        )
+        outcome = self._pipeline(scored, vectors_ns, self.top_n)
+        if self.folder is not None:
+            outcome.steps.append("fold")
+        return _Pass(
+            need=need, lexical=lexical, semantic_hits=semantic_hits, effective=effective,
+            embedded_fraction=embedded_fraction, warnings=warnings, scored=scored,
+            lex_scores=lex_scores, vectors_ns=vectors_ns, outcome=outcome,
+            # the rankers returned all they were asked for: more candidates may exist
+            full=bool(rankings) and max(len(r) for r in rankings) >= need,
+        )
+
+    def _semantic(self, pending: Callable[[], Any] | None, limit: int, need: int,
+                  post_filter: int | None, warnings: list[Warning_]
+                  ) -> tuple[list[tuple[int, float]], str, float]:
+        """The semantic ranker's hits (``post_filter``: how many were asked for, to be
+        filtered by the candidate set here), the mode that ran and the embedded fraction;
+        its warnings are added to ``warnings``. (no hits, "lexical", 0.0) in lexical mode."""
+        semantic, glob = self.engine.semantic, self.glob
+        if self.mode not in ("semantic", "hybrid"):
+            return [], "lexical", 0.0
+        if semantic is None:
+            warnings.append(Warning_(
+                code="semantic_unavailable",
+                message="no embedding model is configured; used lexical search"))
+            return [], "lexical", 0.0
+        assert pending is not None
+        outcome = pending()
+        hits = list(outcome.hits)
+        if post_filter is not None and glob is not None:
+            kept = glob.post_filter(hits, post_filter, limit, need)
+            if kept is None:  # too few matching: rank over the materialised set
+                glob.materialize()
+                outcome = semantic.top_k(
+                    self.conn, self.ranked_query, self.filters, limit, has_glob=True)
+                kept = list(outcome.hits)
+            hits = kept
+        if self.total:  # an empty index already says so once
+            warnings.extend(outcome.warnings)
+        return hits, outcome.effective_mode(self.mode), outcome.embedded_fraction
+
+    def _fuse(self, lexical: list[LexicalHit], semantic_hits: list[tuple[int, float]],
+              effective: str, embedded_fraction: float
+              ) -> tuple[list[list[int]], list[float], list[tuple[int, float]]]:
+        """The rankings fused in ``effective`` mode: (rankings, weights, fused)."""
+        engine = self.engine
+        if effective == "semantic":
+            rankings: list[list[int]] = [[i for i, _ in semantic_hits]]
+            weights = [engine.semantic_weight]
+        elif effective == "hybrid":
+            rankings = [[hit.id for hit in lexical], [i for i, _ in semantic_hits]]
+            shape = (SHAPE_WEIGHTS.for_query(self.ranked_query) if engine.weight_by_shape
+                     else (1, 1))
+            weights = [engine.lexical_weight * shape[0], engine.semantic_weight * shape[1]]
+        else:
+            rankings = [[hit.id for hit in lexical]]
+            weights = [engine.lexical_weight]
+        if effective == "hybrid" and embedded_fraction < 1:
+            # vectors still being computed: they only reorder embedded commits
+            fused = rrf_fuse_partial(
+                rankings[0], rankings[1], weights, k=engine.rrf_k,
+                has_vector=_embedded(self.conn, getattr(engine.semantic, "namespace_id", None),
+                                     rankings[0]).__contains__,
+            )
+        else:
+            fused = rrf_fuse(rankings, weights, k=engine.rrf_k)
+        return rankings, weights, fused
+
+    def _pipeline(self, scored: list[tuple[int, float]], vectors_ns: int | None,
+                  top_n: int) -> Any:
+        """The result pipeline over ``scored`` for ``top_n`` results."""
+        return run_pipeline(
+            candidates(self.conn, scored, namespace_id=vectors_ns,
+                       # a stand-in moved up to a merge's rank would break an order by time
+                       prefer_change=self.settings.collapse and self.sort == "relevance",
+                       folder=self.folder),
+            self.settings, top_n=top_n, query=self.query, reranker=self.engine.reranker,
+            reranker_problem=self.engine.reranker_problem,
+        )
+
+    def _facts(self, ranked: _Pass, c: Any, copied: dict[int, tuple[list[Any], int]],
+               pipeline: dict[str, Any] | None) -> RankingFacts:
+        """The ranking facts of candidate ``c`` of ``ranked`` (its ranks and raw scores in
+        each ranker's list, its copies, what the pipeline did to it)."""
+        lex, sem = ranked.evidence()
+        key = c.key
+        lex_rank, bm25 = lex.get(key, (None, None))
+        sem_rank, similarity = sem.get(key, (None, None))
+        found = copied.get(key, ([], 0))
+        return RankingFacts(
+            score=round(c.score, 6), lexical_rank=lex_rank, semantic_rank=sem_rank,
+            bm25=bm25, similarity=similarity, lexical_score=ranked.lex_scores.get(key),
+            copies=found[0], copies_omitted=found[1], pipeline=pipeline)
+
+    def _response(self, ranked: _Pass) -> GitSearchResponse:
+        """Hydrate the results, and with ``ranking_depth`` the ranking past them."""
+        conn, outcome = self.conn, ranked.outcome
+        rows = hydrate(conn, [c.key for c in outcome.results])
+        found = copies(conn, outcome, collapse=self.settings.collapse, refs=self.engine.refs)
+        by_id = {cid: rows[cid]["hash"] for cid in rows}
+
+        def label(k: int) -> str:
+            return _label(conn, by_id, k)
+
+        results = [
+            _result(rows[c.key], facts=self._facts(ranked, c, found,
+                                                   outcome.explain(c, label=label)))
+            for c in outcome.results if c.key in rows
+        ]
+        return GitSearchResponse(
+            results=results, query=self.query, total_commits_indexed=self.total,
+            requested_mode=self.mode, effective_mode=ranked.effective,
+            embedded_fraction=ranked.embedded_fraction, warnings=self.warnings,
+            pipeline=outcome.summary(label=label), more=self._more(ranked, label),
+            pickaxe=self.pickaxe,
+        )
+
+    def _more(self, ranked: _Pass, label: Callable[[int], str]) -> list[RankedHit]:
+        """The ranking past the results, ``ranking_depth`` long (none when 0)."""
+        outcome = ranked.outcome
+        if self.ranking_depth <= len(outcome.results):
+            return []
+        longer = self._pipeline(ranked.scored, ranked.vectors_ns, self.ranking_depth)
+        shown = {c.key for c in outcome.results}
+        shown |= {a.key for c in outcome.results for a in c.absorbed}
+        later = [c for c in longer.results if c.key not in shown]
+        found_later = copies(self.conn, longer, collapse=self.settings.collapse,
+                             refs=self.engine.refs, keys={c.key for c in later})
+        return [RankedHit(commit_id=c.key,
+                          **self._facts(ranked, c, found_later,
+                                        longer.explain(c, label=label)).facts())
+                for c in later]

@@ -7,10 +7,10 @@ import os
 from typing import Any
 
 from gitquarry.history.models import CommitResult, GitSearchResponse
-from gitquarry.history.narrow import Narrowing, validate_narrowing
 from gitquarry.history.refs_contain import RefContainment
-from gitquarry.history.search import search_git_history, validate_request
-from gitquarry.retrieval.pipeline import PipelineSettings, check_min_score
+from gitquarry.history.search import Engine, run_history_search
+from gitquarry.query.history import HistoryRequest
+from gitquarry.retrieval.pipeline import PipelineSettings
 from gitquarry.retrieval.rerank import reranker_for
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
@@ -64,69 +64,45 @@ class HistorySearcher:
         """The semantic ranker if a query already loaded it, else None (never loads it)."""
         return self._semantic if self._semantic_loaded else None
 
-    def search(
-        self,
-        query: str,
-        *,
-        top_n: int = 5,
-        files_glob: str | None = None,
-        after: int | None = None,
-        before: int | None = None,
-        mode: str | None = None,
-        collapse: bool | None = None,
-        diverse: bool | None = None,
-        min_score: float | None = None,
-        narrowing: Narrowing | None = None,
-        ranking_depth: int = 0,
-        merges: str | None = None,
-        sort: str = "relevance",
-    ) -> GitSearchResponse:
-        """Run ``search_git_history`` with the workspace's ``[search]`` settings.
+    def search(self, query: str, *, ranking_depth: int = 0, **fields: Any
+               ) -> GitSearchResponse:
+        """:meth:`run` in keyword form: ``fields`` name fields of
+        ``gitquarry.query.history.HistoryRequest`` (``after``/``before`` as Unix seconds,
+        ``narrowing`` as a ``history.narrow.Narrowing``; ``top_n`` default 5).
 
-        ``mode`` and ``merges`` None mean the configured defaults (hybrid and include unless
-        changed). ``collapse``, ``diverse`` (MMR) and ``min_score`` override ``[search]
-        collapse_copies``, ``mmr_enabled`` and ``min_confidence`` for this request (None:
-        configured). ``sort``: relevance, newest or oldest.
-        ``narrowing``: author/committer/path/pickaxe filters (``history.narrow``).
-        ``ranking_depth``: how long a ranking to return in ``more`` for cursors (0: none).
+        :raises InvalidArgumentError, InvalidGlobError: see ``HistoryRequest.validate``.
+        :raises TypeError: a keyword that is no field of the request.
+        """
+        fields.setdefault("top_n", 5)
+        request = HistoryRequest.from_seconds(query, **fields).validate()
+        return self.run(request, ranking_depth=ranking_depth)
 
-        :raises InvalidArgumentError: also for ``min_score`` outside [0, 1].
+    def run(self, request: HistoryRequest, *, ranking_depth: int = 0) -> GitSearchResponse:
+        """Run a validated ``request`` (``HistoryRequest.validate``) with the workspace's
+        ``[search]`` settings: ``top_n``, ``mode`` and ``merges`` None (or an empty mode or
+        merges) mean the configured defaults; ``collapse``, ``diverse`` (MMR) and
+        ``min_score`` None mean ``[search] collapse_copies``, ``mmr_enabled`` and
+        ``min_confidence``. ``ranking_depth``: how long a ranking to return in ``more`` for
+        cursors (0: none).
+
+        :raises IndexCorruptError: the index cannot be read.
         """
         cfg = self.workspace.config.search
-        mode = mode or cfg.mode
-        merges = merges or cfg.merges
-        validate_request(
-            top_n=top_n, mode=mode, files_glob=files_glob, after=after, before=before,
-            merges=merges, sort=sort,
-        )
-        check_min_score(min_score)
+        request = request.with_defaults(top_n=cfg.top_n, mode=cfg.mode, merges=cfg.merges)
         settings = PipelineSettings.from_search_config(
-            cfg, diverse=diverse, min_score=min_score, collapse=collapse
+            cfg, diverse=request.diverse, min_score=request.min_score,
+            collapse=request.collapse
         )
         reranker, problem = reranker_for(cfg)
-        semantic = self.semantic() if mode in ("semantic", "hybrid") else None
-        return search_git_history(
-            self.store,
-            query,
-            top_n=top_n,
-            files_glob=files_glob,
-            after=after,
-            before=before,
-            mode=mode,
-            semantic=semantic,
-            lexical_weight=cfg.lexical_weight,
-            semantic_weight=cfg.semantic_weight,
-            rrf_k=cfg.rrf_k,
-            pipeline=settings,
-            reranker=reranker,
-            reranker_problem=problem,
-            narrowing=validate_narrowing(narrowing) if narrowing is not None else None,
-            ranking_depth=ranking_depth,
-            refs=self.refs,
+        store = self.store  # first: opening another index file brings new ref sets
+        semantic = self.semantic() if request.mode in ("semantic", "hybrid") else None
+        engine = Engine(
+            semantic=semantic, lexical_weight=cfg.lexical_weight,
+            semantic_weight=cfg.semantic_weight, rrf_k=cfg.rrf_k, pipeline=settings,
+            reranker=reranker, reranker_problem=problem, refs=self.refs,
             weight_by_shape=cfg.weight_by_shape,
-            merges=merges,
-            sort=sort,
         )
+        return run_history_search(store, request, engine, ranking_depth=ranking_depth)
 
     def timeline(self, query: str, *, files_glob: str | None = None, after: int | None = None,
                  before: int | None = None, bins: int = 36) -> Any:

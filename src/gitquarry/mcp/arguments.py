@@ -15,6 +15,7 @@ The tools' published schemas are unchanged (no ``additionalProperties``).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,13 @@ def _accepted(schema: dict[str, Any]) -> str:
 
 def _field(location: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in location) or "arguments"
+
+
+def own_arguments(fn: Callable[..., Any], scope: dict[str, Any]) -> dict[str, Any]:
+    """A tool function's arguments from its ``locals()`` (taken first in its body): the
+    values of its parameters only (``locals()`` of a nested function also holds the free
+    variables it reads)."""
+    return {name: scope[name] for name in inspect.signature(fn).parameters}
 
 
 def check_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> None:

@@ -21,10 +21,12 @@ from pydantic import Field
 
 from gitquarry.bounded import GRAPH_LIMITS, bound_results
 from gitquarry.errors import GitquarryError
-from gitquarry.graph import search_graph, workspace_kinds
+from gitquarry.graph import workspace_kinds
 from gitquarry.graph.models import MAX_LIMIT, MIN_LIMIT
 from gitquarry.mcp.annotations import json_text
+from gitquarry.mcp.arguments import own_arguments
 from gitquarry.mcp.errors import as_tool_error
+from gitquarry.query.graph import GraphRequest, graph_request, search_graph_request
 from gitquarry.workspace import resolve_workspace
 
 TOOL_NAME = "search"
@@ -78,10 +80,11 @@ def register(server: MCPServer, project: Path) -> None:
             Field(ge=0, le=1, description="Leave out results scoring below this (0-1)."),
         ] = None,
     ) -> CallToolResult:
+        arguments = own_arguments(search, locals())  # first, before any other name
         try:
             current = resolve_workspace(workspace.root, for_search=True)
-            response = search_graph(current, query, kind=kind, limit=limit, diverse=diverse,
-                                    min_score=min_score)
+            request = graph_tool_request(arguments)
+            response = search_graph_request(current, request)
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, workspace.db_path) from exc
         results = bound_results([r.to_dict() for r in response.results], GRAPH_LIMITS).results
@@ -89,3 +92,11 @@ def register(server: MCPServer, project: Path) -> None:
         return CallToolResult(content=[TextContent(type="text", text=text)])  # sent once
 
     server.add_tool(search, name=TOOL_NAME, description=_DESCRIPTION)
+
+
+def graph_tool_request(arguments: dict[str, Any]) -> GraphRequest:
+    """The ``GraphRequest`` of one ``search`` call's arguments (as the tool function
+    receives them, defaults filled).
+
+    :raises InvalidArgumentError: see ``gitquarry.query.graph.graph_request``."""
+    return graph_request(**arguments)

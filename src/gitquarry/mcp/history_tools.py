@@ -23,12 +23,12 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.errors import GitquarryError, InvalidArgumentError
-from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
-from gitquarry.history.narrow import Narrowing
+from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, HistoryAnswers
 from gitquarry.history.service import HistorySearcher
 from gitquarry.mcp.annotations import json_text
+from gitquarry.mcp.arguments import own_arguments
 from gitquarry.mcp.errors import as_tool_error
-from gitquarry.retrieval.filters import TimeBound, interpret_time
+from gitquarry.query.history import HistoryRequest, history_request
 from gitquarry.workspace import Workspace
 
 TOOL_NAME = "search_git_history"
@@ -201,37 +201,16 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
         after: Annotated[str | None, Field(strict=True)] = None,
         before: Annotated[str | None, Field(strict=True)] = None,
     ) -> CallToolResult:
+        arguments = own_arguments(search_git_history, locals())  # first, before any other name
         try:
-            bounds = _bounds(after_timestamp, before_timestamp, after, before)
+            request = tool_request(arguments)
             with lock:
-                # refused settings; answers.search adds the read-only note itself
+                # refused settings; answers.answer adds the read-only note itself
                 notes = [(w.code, w.message) for w in workspace.config.warnings]
-                data = answers.search(
-                    query,
-                    top_n=top_n,
-                    files_glob=files_glob,
-                    after=bounds["after"].seconds if "after" in bounds else None,
-                    before=bounds["before"].seconds if "before" in bounds else None,
-                    narrowing=Narrowing(author=author, committer=committer, path=path,
-                                        pickaxe=pickaxe),
-                    options=AnswerOptions(detail=detail, max_tokens=max_tokens,
-                                          cursor=cursor),
-                    extra_warnings=notes,
-                    merges=merges,
-                    sort=sort,
-                    collapse=collapse,
-                    diverse=diverse,
-                    min_score=min_score,
-                )
+                data = answers.answer(request, extra_warnings=notes)
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, searcher.workspace.db_path, tool_message) from exc
-        filters: dict[str, Any] = {"files_glob": files_glob}
-        filters.update({name: bound.to_dict() for name, bound in bounds.items()})
-        for name, value in (("author", author), ("committer", committer), ("path", path),
-                            ("pickaxe", pickaxe)):
-            if value is not None:
-                filters[name] = value
-        data["filters"] = filters
+        data["filters"] = request.filters()
         # sent once: the JSON text block (structured content would repeat it)
         return CallToolResult(
             content=[TextContent(type="text", text=json_text(data))]
@@ -245,15 +224,12 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
     return answers
 
 
-def _bounds(after_ts: int | None, before_ts: int | None, after: str | None,
-            before: str | None) -> dict[str, TimeBound]:
-    """The time bounds from the seed's integer arguments or the string ones (not both)."""
-    out: dict[str, TimeBound] = {}
-    for name, ts, text in (("after", after_ts, after), ("before", before_ts, before)):
-        if ts is not None and text is not None:
-            raise InvalidArgumentError(name, f"give {name}_timestamp or {name}, not both")
-        if ts is not None:
-            out[name] = interpret_time(ts)
-        elif text is not None:
-            out[name] = interpret_time(text, end_of_day=name == "before")
-    return out
+def tool_request(arguments: dict[str, Any]) -> HistoryRequest:
+    """The ``HistoryRequest`` of one ``search_git_history`` call's arguments (as the tool
+    function receives them, defaults filled): the seed's ``after_timestamp`` /
+    ``before_timestamp`` or the string ``after``/``before``, not both for one bound.
+
+    :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError: see
+        ``gitquarry.query.history.history_request``.
+    """
+    return history_request(**arguments)

@@ -21,7 +21,9 @@ from pydantic import Field
 
 from gitquarry.config import Config
 from gitquarry.mcp.annotations import json_text
+from gitquarry.mcp.arguments import own_arguments
 from gitquarry.mcp.errors import as_tool_error, docs_tool_message
+from gitquarry.query.docs import DocsRequest, docs_request, search_docs
 from gitquarry.repo_docs.answers import fit_hits, fit_plan, index_state
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
@@ -131,14 +133,12 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
             "Token budget for the whole response (estimated conservatively); lower-ranked "
             "hits are left out to fit."))] = 8000,
     ) -> CallToolResult:
-        sel = selector(repo_id, registration_id, source_registration_id,
-                       source_registration_generation)
+        arguments = own_arguments(repository_docs_search, locals())  # first, before any other name
 
         def answer() -> dict[str, Any]:  # issue 12: index_state and budget (repo_docs.answers)
-            data = service.search(sel, query, revision=revision, mode=mode, limit=limit,
-                                  include_worktree=include_worktree, diverse=diverse,
-                                  min_score=min_score)
-            data["index_state"] = index_state(service, sel, data)
+            request = docs_tool_request(arguments)
+            data = search_docs(service, request)
+            data["index_state"] = index_state(service, request.selector, data)
             return fit_hits(data, max_tokens)
 
         return _call(answer)
@@ -160,6 +160,18 @@ def register(server: MCPServer, config: Config, registry: Registry | None = None
                  repository_docs_status, repository_docs_search):
         server.add_tool(tool, name=tool.__name__, description=descriptions[tool.__name__])
     return service
+
+
+def docs_tool_request(arguments: dict[str, Any]) -> DocsRequest:
+    """The ``DocsRequest`` of one ``repository_docs_search`` call's arguments (as the tool
+    function receives them, defaults filled).
+
+    :raises InvalidArgumentError: see ``gitquarry.query.docs.docs_request``."""
+    fields = dict(arguments)
+    sel = Selector(fields.pop("repo_id"), fields.pop("registration_id"),
+                   fields.pop("source_registration_id"),
+                   fields.pop("source_registration_generation"))
+    return docs_request(sel, **fields)
 
 
 def close_all() -> None:

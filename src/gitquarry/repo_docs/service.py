@@ -59,6 +59,25 @@ if TYPE_CHECKING:  # the indexer, NumPy and the embedding providers only when th
 MAX_QUERY_CHARS = 2000
 
 
+def check_search_arguments(query: str, *, mode: str | None = None, limit: int | None = None,
+                           min_score: float | None = None) -> None:
+    """The checks of a docs search's arguments, before any registry or cache is read (also
+    ``query.docs.DocsRequest.validate``); None skips ``mode``/``limit`` (the configured
+    default). Order: mode, limit, query, min_score.
+
+    :raises InvalidArgumentError: unknown mode, limit outside 1-50, empty or overlong query,
+        ``min_score`` outside [0, 1]."""
+    if mode is not None and mode not in MODES:
+        raise InvalidArgumentError("--mode", f"must be one of {', '.join(MODES)}")
+    if limit is not None and (isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT):
+        raise InvalidArgumentError("--limit", f"must be from 1 to {MAX_LIMIT}")
+    if not query.strip():
+        raise InvalidArgumentError("query", "is empty")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidArgumentError("query", f"is longer than {MAX_QUERY_CHARS} characters")
+    check_min_score(min_score, "--min-score")
+
+
 class RepoDocsService:
     """See module docstring. ``registry`` defaults to the user's state-dir registry."""
 
@@ -397,15 +416,7 @@ class RepoDocsService:
         """
         mode = mode or self.config.docs.mode
         limit = self.config.docs.limit if limit is None else limit
-        if mode not in MODES:
-            raise InvalidArgumentError("--mode", f"must be one of {', '.join(MODES)}")
-        if isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
-            raise InvalidArgumentError("--limit", f"must be from 1 to {MAX_LIMIT}")
-        if not query.strip():
-            raise InvalidArgumentError("query", "is empty")
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidArgumentError("query", f"is longer than {MAX_QUERY_CHARS} characters")
-        check_min_score(min_score, "--min-score")
+        check_search_arguments(query, mode=mode, limit=limit, min_score=min_score)
         settings = PipelineSettings.from_search_config(
             self.config.search, diverse=diverse, min_score=min_score
         )

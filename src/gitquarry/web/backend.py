@@ -25,6 +25,9 @@ from gitquarry.service.job_types import relative_name
 
 if TYPE_CHECKING:
     from gitquarry.history.service import HistorySearcher
+    from gitquarry.query.docs import DocsRequest
+    from gitquarry.query.graph import GraphRequest
+    from gitquarry.query.history import HistoryRequest
     from gitquarry.repo_docs.registry import Selector
     from gitquarry.repo_docs.service import RepoDocsService
     from gitquarry.service.daemon import Daemon
@@ -113,35 +116,28 @@ class WebBackend:
                 files_glob: str | None = None, after: str | None = None,
                 before: str | None = None, top_n: int = 10, explain: bool = False,
                 timeline: bool = True) -> dict[str, Any]:
-        """A history search (``HistorySearcher.search``) plus the match timeline.
+        """A history search (``HistorySearcher.run``) plus the match timeline.
 
-        ``after``/``before`` as the CLI takes them (ISO-8601 or Unix seconds).
+        ``after``/``before`` as the CLI takes them (ISO-8601 or Unix seconds); empty form
+        fields count as not given.
         :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError, NotFoundError.
         """
-        from gitquarry.retrieval.filters import check_time_range, interpret_time
-
-        if mode and mode not in HISTORY_MODES:
-            raise InvalidArgumentError("mode", f"must be one of {', '.join(HISTORY_MODES)}")
-        bounds = {name: interpret_time(value, end_of_day=name == "before")
-                  for name, value in (("after", after), ("before", before)) if value}
-        lo = bounds["after"].seconds if "after" in bounds else None
-        hi = bounds["before"].seconds if "before" in bounds else None
-        check_time_range(lo, hi)
+        request = web_history_request(query, mode=mode, files_glob=files_glob, after=after,
+                                      before=before, top_n=top_n, explain=explain)
         public, workspace, searcher, lock = self._searcher(ref)
         with lock:
-            response = searcher.search(query, top_n=top_n, files_glob=files_glob or None,
-                                       after=lo, before=hi, mode=mode or None)
+            response = searcher.run(request)
             line = None
             if timeline and response.effective_mode != "semantic":
-                line = searcher.timeline(query, files_glob=files_glob or None, after=lo,
-                                         before=hi).to_dict()
+                line = searcher.timeline(query, files_glob=request.files_glob,
+                                         after=request.after_s,
+                                         before=request.before_s).to_dict()
         data = response.to_dict(explain=explain)
         for result in data["results"]:
             result["repository"] = relative_name(workspace.root, result.pop("repo_path") or "")
         data["timeline"] = line
         data["workspace"] = public
-        data["filters"] = {name: b.to_dict()
-                           for name, b in bounds.items()} if bounds else {}
+        data["filters"] = {name: b.to_dict() for name, b in request.bounds().items()}
         return data
 
     def commit(self, ref: str | None, commit_hash: str) -> dict[str, Any]:
@@ -169,14 +165,15 @@ class WebBackend:
               limit: int = 20) -> dict[str, Any]:
         """``graph.api.search_graph`` without the refresh (the daemon's jobs keep it current)
         plus the kinds to filter on."""
-        from gitquarry.graph.api import search_graph, workspace_kinds
+        from gitquarry.graph.api import workspace_kinds
+        from gitquarry.query.graph import search_graph_request
 
+        request = web_graph_request(query, kind=kind, limit=limit)
         public, workspace = self.workspace(ref)
         kinds = workspace_kinds(workspace)
         if not query.strip():
             return {"workspace": public, "kinds": kinds, "results": [], "engine": None}
-        response = search_graph(workspace, query, kind=kind or None, limit=limit,
-                                refresh=False)
+        response = search_graph_request(workspace, request, refresh=False)
         return {"workspace": public, "kinds": kinds, "engine": response.engine,
                 "results": [r.to_dict() for r in response.results]}
 
@@ -217,9 +214,11 @@ class WebBackend:
                     mode: str | None, limit: int | None,
                     include_worktree: bool) -> dict[str, Any]:
         """``RepoDocsService.search`` (exact revision, bounded snippets, citations)."""
-        return self.docs_service().search(selector, query, revision=revision or None,
-                                          mode=mode or None, limit=limit,
-                                          include_worktree=include_worktree)
+        from gitquarry.query.docs import search_docs
+
+        request = web_docs_request(selector, query, revision=revision, mode=mode,
+                                   limit=limit, include_worktree=include_worktree)
+        return search_docs(self.docs_service(), request)
 
     def docs_submit(self, selector: Selector, *, revision: str | None,
                     include_worktree: bool, origin: str) -> dict[str, Any]:
@@ -360,6 +359,42 @@ def _store_ref_of(path: str) -> str | None:
         return None
 
 
+def web_history_request(query: str, *, mode: str | None = None,
+                        files_glob: str | None = None, after: str | None = None,
+                        before: str | None = None, top_n: int = 10,
+                        explain: bool = False) -> HistoryRequest:
+    """The ``HistoryRequest`` of the history tab's fields (an empty field: not given).
+
+    :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError: see
+        ``gitquarry.query.history.history_request``."""
+    from gitquarry.query.history import history_request
+
+    return history_request(query, after=after or None, before=before or None, top_n=top_n,
+                           files_glob=files_glob or None, mode=mode or None, explain=explain)
+
+
+def web_graph_request(query: str, *, kind: str | None = None, limit: int = 20
+                      ) -> GraphRequest:
+    """The ``GraphRequest`` of the graph tab's fields (an empty kind: any).
+
+    :raises InvalidArgumentError: see ``gitquarry.query.graph.graph_request``."""
+    from gitquarry.query.graph import graph_request
+
+    return graph_request(query, kind=kind or None, limit=limit)
+
+
+def web_docs_request(selector: Selector, query: str, *, revision: str | None = None,
+                     mode: str | None = None, limit: int | None = None,
+                     include_worktree: bool = False) -> DocsRequest:
+    """The ``DocsRequest`` of the Documentation tab's fields (an empty field: not given).
+
+    :raises InvalidArgumentError: see ``gitquarry.query.docs.docs_request``."""
+    from gitquarry.query.docs import docs_request
+
+    return docs_request(selector, query, revision=revision or None, mode=mode or None,
+                        limit=limit, include_worktree=include_worktree)
+
+
 def selector_from(params: dict[str, Any]) -> Selector:
     """A docs selector from request parameters ``repo``, ``reg``, ``src``, ``gen``.
 
@@ -377,4 +412,5 @@ def selector_from(params: dict[str, Any]) -> Selector:
 
 
 __all__ = ["DOCS_MODES", "HISTORY_MODES", "RepoDocsPolicyInvalidError",
-           "RepoDocsStaleGenerationError", "WebBackend", "selector_from"]
+           "RepoDocsStaleGenerationError", "WebBackend", "selector_from", "web_docs_request",
+           "web_graph_request", "web_history_request"]
