@@ -43,7 +43,7 @@ def test_daemon_answers_what_the_command_computes(
     indexed: Path, daemon: DaemonProcess
 ) -> None:
     from gitquarry.cli.fast import parse_history, render
-    from gitquarry.service.search_op import DaemonSearchError, ask_daemon
+    from gitquarry.cli.thin import DaemonSearchError, ask_daemon
 
     daemon.start()
     rng = random.Random(77)
@@ -69,7 +69,7 @@ def test_daemon_refuses_another_environment(
     indexed: Path, daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gitquarry.cli.fast import HistoryArgs
-    from gitquarry.service.search_op import ask_daemon
+    from gitquarry.cli.thin import ask_daemon
 
     daemon.start()
     args = HistoryArgs(query="cache", as_json=True)
@@ -85,8 +85,8 @@ def test_client_ignores_a_socket_directory_others_can_enter(
     indexed: Path, daemon: DaemonProcess
 ) -> None:
     from gitquarry.cli.fast import HistoryArgs
+    from gitquarry.cli.thin import ask_daemon
     from gitquarry.service import paths
-    from gitquarry.service.search_op import ask_daemon
 
     daemon.start()
     args = HistoryArgs(query="cache", as_json=True)
@@ -109,7 +109,7 @@ def test_cli_answered_by_the_daemon_without_the_search_modules(
     probe = ("import json, sys\nfrom gitquarry.cli.entry import main\n"
              "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
              "names = ('typer', 'rich', 'pydantic', 'numpy', 'gitquarry.history.service',"
-             " 'sqlite3')\n"
+             " 'sqlite3', 'pathlib', 'typing', 'logging', 'platformdirs', 'dataclasses')\n"
              "sys.stderr.write('LOADED ' + json.dumps([n for n in names if n in sys.modules])"
              " + ' CODE ' + str(code) + '\\n')\n")
     argv = ["history", "cache parser", "--json", "--mode", "lexical", "-n", "3"]
@@ -130,3 +130,35 @@ def test_cli_answered_by_the_daemon_without_the_search_modules(
     assert (errs[0].returncode, errs[0].stdout, errs[0].stderr) == \
         (errs[1].returncode, errs[1].stdout, errs[1].stderr)
     assert errs[0].returncode == 2
+
+
+def test_thin_client_finds_the_socket_as_service_paths_does(
+    indexed: Path, daemon: DaemonProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cli.thin``'s own socket lookup and peer check equal ``service.paths`` and
+    ``service.ipc`` (it avoids importing them), with and without a daemon, for the
+    environments it answers itself."""
+    import socket
+
+    from gitquarry.cli import thin
+    from gitquarry.service import ipc, paths
+
+    assert thin.running_socket() is None and paths.running_socket() is None
+    daemon.start()
+    assert thin.running_socket() == str(paths.running_socket())
+    assert thin.state_dir() == str(paths.state_dir())
+    state = os.environ["XDG_STATE_HOME"]
+    for xdg, home in ((state, "/nonexistent-home"), ("relative/state", os.environ["HOME"]),
+                      ("", os.environ["HOME"]), (None, os.environ["HOME"])):
+        if xdg is None:
+            monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_STATE_HOME", xdg)
+        monkeypatch.setenv("HOME", home)
+        assert thin.state_dir() == str(paths.state_dir()), (xdg, home)
+    monkeypatch.setenv("XDG_STATE_HOME", state)
+    sock_path = thin.running_socket()
+    assert sock_path is not None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(sock_path)
+        assert thin.peer_uid(sock) == ipc.peer_uid(sock) == os.geteuid()

@@ -33,11 +33,11 @@ stderr and exit code.
 from __future__ import annotations
 
 import os
-import re
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: importing typing costs the thin client
+if TYPE_CHECKING:
+    from typing import Any
 
 #: ``history``'s options that take a value: every spelling → the parameter it sets
 VALUE_OPTIONS: dict[str, str] = {
@@ -65,36 +65,77 @@ FLAG_OPTIONS: dict[str, tuple[str, bool]] = {
     "--diverse": ("diverse", True),
     "--json": ("as_json", True),
 }
-_INT = re.compile(r"[0-9]+\Z")
-_FLOAT = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\Z")
+
+
+def _plain_int(text: str) -> bool:
+    """ASCII digits only (what every int parser reads the same way)."""
+    return text.isascii() and text.isdigit()
+
+
+def _plain_float(text: str) -> bool:
+    """``12``, ``1.5``, ``1.`` or ``.5`` in ASCII digits (no sign, exponent, nan or inf)."""
+    whole, _dot, fraction = text.partition(".")
+    return ((whole == "" or _plain_int(whole)) and (fraction == "" or _plain_int(fraction))
+            and (whole != "" or fraction != ""))
 _INT_PARAMS = ("top_n", "max_tokens")
 
 
-@dataclass(frozen=True)
-class HistoryArgs:
-    """One ``history`` command line, as the Typer command's parameters receive it."""
+#: every parameter of ``history`` with its default (QUERY has none)
+_DEFAULTS: dict[str, Any] = {
+    "query": None, "files_glob": None, "after": None, "before": None, "author": None,
+    "committer": None, "path": None, "pickaxe": None, "top_n": None, "mode": None,
+    "detail": "full", "max_tokens": None, "cursor": None, "merges": None,
+    "sort": "relevance", "explain": False, "no_collapse": False, "diverse": False,
+    "min_score": None, "as_json": False, "project": None,
+}
 
+
+class HistoryArgs:
+    """One ``history`` command line, as the Typer command's parameters receive it (a plain
+    class, not a dataclass: ``dataclasses`` imports ``inspect``, a cost on the thin-client
+    path). Keyword arguments only; QUERY is required."""
+
+    __slots__ = tuple(_DEFAULTS)
     query: str
-    files_glob: str | None = None
-    after: str | None = None
-    before: str | None = None
-    author: str | None = None
-    committer: str | None = None
-    path: str | None = None
-    pickaxe: str | None = None
-    top_n: int | None = None
-    mode: str | None = None
-    detail: str = "full"
-    max_tokens: int | None = None
-    cursor: str | None = None
-    merges: bool | None = None
-    sort: str = "relevance"
-    explain: bool = False
-    no_collapse: bool = False
-    diverse: bool = False
-    min_score: float | None = None
-    as_json: bool = False
-    project: str | None = None
+    files_glob: str | None
+    after: str | None
+    before: str | None
+    author: str | None
+    committer: str | None
+    path: str | None
+    pickaxe: str | None
+    top_n: int | None
+    mode: str | None
+    detail: str
+    max_tokens: int | None
+    cursor: str | None
+    merges: bool | None
+    sort: str
+    explain: bool
+    no_collapse: bool
+    diverse: bool
+    min_score: float | None
+    as_json: bool
+    project: str | None
+
+    def __init__(self, **values: Any) -> None:
+        unknown = set(values) - set(_DEFAULTS)
+        if unknown or not isinstance(values.get("query"), str):
+            raise TypeError(f"HistoryArgs: unknown {sorted(unknown)} or no query")
+        for name, default in _DEFAULTS.items():
+            object.__setattr__(self, name, values.get(name, default))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HistoryArgs) and self.to_wire() == other.to_wire()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"HistoryArgs({self.to_wire()!r})"
+
+    def replace(self, **changes: Any) -> HistoryArgs:
+        """A copy with ``changes``."""
+        return HistoryArgs(**{**self.to_wire(), **changes})
 
     def to_wire(self) -> dict[str, Any]:
         """The arguments as a JSON object (for the daemon; ``project`` as given)."""
@@ -171,11 +212,11 @@ def parse_history(argv: list[str]) -> HistoryArgs | None:
         return None
     for param in _INT_PARAMS:
         if param in values:
-            if not _INT.match(values[param]):
+            if not _plain_int(values[param]):
                 return None
             values[param] = int(values[param])
     if "min_score" in values:
-        if not _FLOAT.match(values["min_score"]):
+        if not _plain_float(values["min_score"]):
             return None
         values["min_score"] = float(values["min_score"])
     project = values.get("project")
@@ -190,6 +231,8 @@ def history_answer(args: HistoryArgs) -> tuple[dict[str, Any], list[str]]:
     (``cli.history.history_cmd``), nothing printed.
 
     :raises GitquarryError: whatever the search raises (the caller falls back)."""
+    from pathlib import Path
+
     from gitquarry.history.answers import AnswerOptions, HistoryAnswers, validate_options
     from gitquarry.history.narrow import Narrowing
     from gitquarry.history.service import HistorySearcher
@@ -269,16 +312,16 @@ def try_fast(argv: list[str]) -> bool:
     args = parse_history(argv)
     if args is None:
         return False
-    from gitquarry.cli.plain import configure_logging
-
-    configure_logging()
     answer: tuple[str, list[str]] | None = None
     try:
         if how == "daemon":
-            from gitquarry.service.search_op import ask_daemon
+            from gitquarry.cli.thin import ask_daemon
 
             answer = ask_daemon(args)
-        if answer is None:
+        if answer is None:  # the library runs here: its log lines as the Typer app has them
+            from gitquarry.cli.plain import configure_logging
+
+            configure_logging()
             answer = render(args)
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
