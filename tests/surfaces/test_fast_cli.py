@@ -1,6 +1,6 @@
 """The command-line fast path (``cli/fast.py``) prints exactly what the Typer app prints.
 
-A property test: many seeded-random ``history`` command lines (valid and invalid values,
+A property test: 100 seeded-random ``history`` command lines (valid and invalid values,
 every spelling of every option, options before and after QUERY, ``--``, ``--help``, unknown
 options, JSON and text output) run through the Typer app (``cli.app.main``) and through the
 console entry (``cli.entry.main``: fast path first, Typer app when it does not answer) on a
@@ -99,7 +99,8 @@ def run_paths(workspace: Path, monkeypatch: pytest.MonkeyPatch,
 #: value pools per option: valid values first, then values the command refuses
 POOLS: dict[str, tuple[list[str], list[str]]] = {
     "--files-glob": (["src/**", "*.md", "docs", "src/*.py"], ["[", ""]),
-    "--after": (["2024-01-01", "1704067300", "2023-12-31T23:59Z", "yesterday"], ["garbage"]),
+    # no relative time ("yesterday"): its bound is the call's clock, like checked_at
+    "--after": (["2024-01-01", "1704067300", "2023-12-31T23:59Z"], ["garbage"]),
     "--before": (["2024-01-01", "2030-01-01", "20240101"], ["not a date"]),
     "--author": (["ada", "ADA", "nobody"], []),
     "--committer": (["cy", "x"], []),
@@ -159,12 +160,13 @@ def command_line(rng: random.Random, workspace: Path, *, valid: bool) -> list[st
     return ["history", *(token for piece in pieces for token in piece)]
 
 
+@pytest.mark.timeout(900)  # 100 command lines, three runs each, in-process
 def test_fast_path_prints_what_typer_prints(workspace: Path, run_paths) -> None:  # type: ignore[no-untyped-def]
     typer_run, entry_run, fast_run = run_paths
     rng = random.Random(2112)
     answered = 0
-    cases = [(command_line(rng, workspace, valid=True), True) for _ in range(70)]
-    cases += [(command_line(rng, workspace, valid=False), False) for _ in range(70)]
+    cases = [(command_line(rng, workspace, valid=True), True) for _ in range(50)]
+    cases += [(command_line(rng, workspace, valid=False), False) for _ in range(50)]
     for argv, valid in cases:
         expected = typer_run(argv)
         got = entry_run(argv)
@@ -176,7 +178,7 @@ def test_fast_path_prints_what_typer_prints(workspace: Path, run_paths) -> None:
         elif valid and expected[0] == 0:
             pytest.fail(f"the fast path did not answer a valid command line: {argv} "
                         f"(Typer: {expected})")
-    assert answered >= 40  # every valid one that succeeds
+    assert answered >= 30  # every valid one that succeeds
 
 
 def test_a_cursor_page_is_the_same_on_both_paths(workspace: Path, run_paths) -> None:  # type: ignore[no-untyped-def]
