@@ -16,13 +16,25 @@ temporary workspace, e.g. ``--repo /work/.mirror/pallets+flask/repo``). Each is 
   included) against ``git log --all -p`` over the same refs (target ≤ 2× flask, 1.5× git.git);
 - ``cold_lexical``: ``gitquarry history Q --mode lexical --json`` (a fresh process per query)
   against ``git log --all -i --all-match --grep W…`` (target ≤ 0.25 s CPU, ≤ 5× git);
+- ``cold_lexical_typer``: the same command through the Typer app (``GITQUARRY_FAST=0``: what
+  every cold search paid before ``cli/fast.py``), beside the same anchor;
+- ``thin_client``: the same command while a daemon runs (``gitquarry daemon run`` with this
+  run's environment and a private runtime directory): the client's own CPU (the daemon's
+  CPU per query reported beside it, from ``/proc``), against the same anchor, CPU and wall
+  (target ≤ 60 ms client CPU, ≤ 2× git wall); the daemon's answer is checked equal to the
+  local one first;
 - ``refs``: a fresh process's refs-per-hit cost on the persisted sets (a new
   ``RefContainment``, refresh, 10 hits' names) against the in-memory rebuild it replaced
   (``build_sets``), answers compared (target: no rebuild per query);
 - ``warm_keyword``: ``bench_history.bench_queries`` (the store open, 20 warm-up queries, then
   lexical top-10 searches with globs and time windows), CPU p95 (target ≤ 30 ms at 100k).
 
-And once: ``version``: ``gitquarry --version`` against ``python -c pass`` (target ≤ 0.08 s).
+And once: ``cold_hybrid``: ``gitquarry history Q --mode hybrid --json`` on a synthetic
+repository of ``--hybrid-commits`` commits (300) indexed *with* vectors (embedding flask's
+5,572 commits would take minutes of CPU on 2 shared cores; the cold cost is the model load
+and one query embedding, which do not grow with the commits), against the same git anchor on
+that repository (target ≤ 0.6 s CPU); ``version``: ``gitquarry --version`` against
+``python -c pass`` (target ≤ 0.08 s).
 CPU seconds are user + system of the child (``getrusage(RUSAGE_CHILDREN)``) or of this
 process (``time.process_time``), which on a shared machine tell cost from waiting; medians of
 alternating rounds, with the load average before and after. Figures of the issue this script
@@ -104,7 +116,11 @@ def gitquarry() -> list[str]:
 
 
 def quiet_env(state: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITQUARRY_")}
+    """This environment without gitquarry's variables, and with byte-code caching on
+    (``PYTHONDONTWRITEBYTECODE`` would make every child compile the sources again: a cost
+    no installed copy pays)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GITQUARRY_") and k != "PYTHONDONTWRITEBYTECODE"}
     return {**env, "XDG_STATE_HOME": str(state), "GITQUARRY_CONFIG": "/dev/null"}
 
 
@@ -155,6 +171,114 @@ def figure_cold_lexical(ws: Path, queries: list[str], rounds: int,
     return {**res, "subject": "gitquarry history Q --mode lexical --json",
             "anchor": "git log --all -i --all-match --grep", "queries": queries,
             "target": "<= 250 ms CPU and <= 5x git", "met": res["subject_cpu_ms"] <= 250}
+
+
+def figure_cold_lexical_typer(ws: Path, queries: list[str], rounds: int,
+                              env: dict[str, str]) -> dict[str, Any]:
+    res = figure_cold_lexical(ws, queries, rounds, {**env, "GITQUARRY_FAST": "0"})
+    return {**res, "subject": "gitquarry history Q --mode lexical --json, Typer app "
+            "(GITQUARRY_FAST=0)", "target": "reference (the path before cli/fast.py)",
+            "met": None}
+
+
+def figure_cold_hybrid(ws: Path, queries: list[str], rounds: int,
+                       env: dict[str, str]) -> dict[str, Any]:
+    repo = git_dir(ws)
+
+    def cli(r: int) -> tuple[float, float]:
+        q = queries[r % len(queries)]
+        return run_cpu([*gitquarry(), "history", q, "--mode", "hybrid", "--json"], cwd=ws,
+                       env=env)
+
+    def git_grep(r: int) -> tuple[float, float]:
+        words = queries[r % len(queries)].split()
+        return run_cpu(["git", "-C", str(repo), "log", "--all", "-i", "--all-match",
+                        *[f"--grep={w}" for w in words], "--format=%H"], env=env)
+
+    probe = subprocess.run([*gitquarry(), "history", queries[0], "--mode", "hybrid", "--json"],
+                           cwd=ws, env=env, capture_output=True, check=True)
+    effective = json.loads(probe.stdout).get("effective_mode")
+    res = alternate(rounds, cli, git_grep)
+    return {**res, "subject": "gitquarry history Q --mode hybrid --json (embedded index)",
+            "anchor": "git log --all -i --all-match --grep", "queries": queries,
+            "effective_mode": effective, "target": "<= 600 ms CPU",
+            "met": res["subject_cpu_ms"] <= 600 and effective == "hybrid"}
+
+
+def _proc_cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+_PER_CALL = ('"checked_at": ', '"next_cursor": ')
+
+
+def _same_answer(a: bytes, b: bytes) -> bool:
+    """Two answers equal but for the per-call clock and cursor pin id."""
+    def norm(raw: bytes) -> list[str]:
+        return [line.split(": ")[0] if line.strip().startswith(_PER_CALL) else line
+                for line in raw.decode().splitlines()]
+    return norm(a) == norm(b)
+
+
+def figure_thin_client(ws: Path, queries: list[str], rounds: int,
+                       env: dict[str, str]) -> dict[str, Any]:
+    """The cold command answered by a running daemon (see the module docstring)."""
+    repo = git_dir(ws)
+    runtime = Path(tempfile.mkdtemp(prefix="gqrt", dir="/tmp"))  # short, private socket path
+    denv = {**env, "XDG_RUNTIME_DIR": str(runtime)}
+    err = open(runtime / "daemon.err", "wb")  # noqa: SIM115
+    daemon = subprocess.Popen([*gitquarry(), "daemon", "run"], env=denv,
+                              stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+    daemon_cpu: list[float] = []
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run([*gitquarry(), "daemon", "status", "--json"], env=denv,
+                             capture_output=True).returncode != 0:
+            if time.monotonic() > deadline or daemon.poll() is not None:
+                raise RuntimeError("the daemon did not start: "
+                                   + (runtime / "daemon.err").read_text()[-400:])
+            time.sleep(0.2)
+        argv = [*gitquarry(), "history", queries[0], "--mode", "lexical", "--json"]
+        before = _proc_cpu_s(daemon.pid)
+        via = subprocess.run(argv, cwd=ws, env=denv, capture_output=True, check=True)
+        answered_by_daemon = _proc_cpu_s(daemon.pid) > before
+        local = subprocess.run(argv, cwd=ws, env={**denv, "GITQUARRY_FAST": "local"},
+                               capture_output=True, check=True)
+        equal = _same_answer(via.stdout, local.stdout)
+
+        def thin(r: int) -> tuple[float, float]:
+            q = queries[r % len(queries)]
+            start = _proc_cpu_s(daemon.pid)
+            got = run_cpu([*gitquarry(), "history", q, "--mode", "lexical", "--json"],
+                          cwd=ws, env=denv)
+            daemon_cpu.append(_proc_cpu_s(daemon.pid) - start)
+            return got
+
+        def git_grep(r: int) -> tuple[float, float]:
+            words = queries[r % len(queries)].split()
+            return run_cpu(["git", "-C", str(repo), "log", "--all", "-i", "--all-match",
+                            *[f"--grep={w}" for w in words], "--format=%H"], env=denv)
+
+        res = alternate(rounds, thin, git_grep)
+    finally:
+        subprocess.run([*gitquarry(), "daemon", "stop"], env=denv, capture_output=True)
+        try:
+            daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+        err.close()
+        shutil.rmtree(runtime, ignore_errors=True)
+    ratio_wall = (round(res["subject_wall_ms"] / res["anchor_wall_ms"], 2)
+                  if res["anchor_wall_ms"] else None)
+    return {**res, "subject": "gitquarry history Q --mode lexical --json, daemon running "
+            "(client CPU)", "anchor": "git log --all -i --all-match --grep",
+            "daemon_cpu_ms_median": round(statistics.median(daemon_cpu) * 1000, 2),
+            "ratio_wall": ratio_wall, "answered_by_daemon": answered_by_daemon,
+            "answer_equal_to_local": equal,
+            "target": "<= 60 ms client CPU and <= 2x git wall",
+            "met": (res["subject_cpu_ms"] <= 60 and ratio_wall is not None
+                    and ratio_wall <= 2 and answered_by_daemon and equal)}
 
 
 def figure_refs(ws: Path, rounds: int) -> dict[str, Any]:
@@ -216,6 +340,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--commits", type=int, default=None, help="synthetic repository size")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--hybrid-commits", type=int, default=300,
+                    help="size of the embedded synthetic repository for cold hybrid (0: skip)")
+    ap.add_argument("--only-cold", action="store_true",
+                    help="only the cold-CLI figures (version, cold lexical, Typer, thin "
+                    "client, cold hybrid); no synthetic keyword workspace")
     args = ap.parse_args(argv)
     rounds = args.rounds or (5 if args.quick else 9)
     commits = args.commits or (3000 if args.quick else 20000)
@@ -238,11 +367,12 @@ def main(argv: list[str] | None = None) -> int:
         from _synthetic import build_repo
 
         spaces: list[tuple[str, Path]] = []
-        synth = root / "ws-synthetic"
-        synth.mkdir()
-        note(f"synthetic repository, {commits} commits")
-        build_repo(synth / "synth", commits, checkout=False)
-        spaces.append((f"synthetic-{commits}", synth))
+        if not args.only_cold:
+            synth = root / "ws-synthetic"
+            synth.mkdir()
+            note(f"synthetic repository, {commits} commits")
+            build_repo(synth / "synth", commits, checkout=False)
+            spaces.append((f"synthetic-{commits}", synth))
         for repo in args.repo:
             name = repo.resolve().parent.name if repo.name in ("repo", ".git") else repo.stem
             ws = root / f"ws-{name}"
@@ -256,11 +386,27 @@ def main(argv: list[str] | None = None) -> int:
             fig["index"] = figure_index(ws, 1 if args.quick else 3, env)
             note(f"{name}: cold lexical history vs git log --grep")
             fig["cold_lexical"] = figure_cold_lexical(ws, queries, rounds, env)
-            note(f"{name}: refs per hit, persisted vs rebuild")
-            fig["refs"] = figure_refs(ws, rounds)
-            note(f"{name}: warm keyword queries")
-            fig["warm_keyword"] = figure_warm_keyword(ws, 100 if args.quick else 200)
+            note(f"{name}: cold lexical through the Typer app")
+            fig["cold_lexical_typer"] = figure_cold_lexical_typer(ws, queries, rounds, env)
+            note(f"{name}: cold lexical answered by a running daemon")
+            fig["thin_client"] = figure_thin_client(ws, queries, rounds, env)
+            if not args.only_cold:
+                note(f"{name}: refs per hit, persisted vs rebuild")
+                fig["refs"] = figure_refs(ws, rounds)
+                note(f"{name}: warm keyword queries")
+                fig["warm_keyword"] = figure_warm_keyword(ws, 100 if args.quick else 200)
             out["workspaces"][name] = fig
+        if args.hybrid_commits:
+            hyb = root / "ws-hybrid"
+            hyb.mkdir()
+            note(f"cold hybrid: synthetic repository, {args.hybrid_commits} commits, embedded")
+            build_repo(hyb / "synth", args.hybrid_commits, checkout=False)
+            subprocess.run([*gitquarry(), "index", "-q", str(hyb)], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            out["cold_hybrid"] = {**figure_cold_hybrid(hyb, queries, rounds, env),
+                                  "commits": args.hybrid_commits}
+            SKIPPED.pop("cold_hybrid", None)
+            out["skipped"].pop("cold_hybrid", None)
     out["load_after"] = os.getloadavg()
     out["seconds"] = round(time.monotonic() - started, 1)
     print_table(out)
@@ -277,13 +423,27 @@ def print_table(out: dict[str, Any]) -> None:
     rows.append(("gitquarry --version", f"{v['subject_cpu_ms']}", f"{v['anchor_cpu_ms']}",
                  f"{v['ratio_cpu']}x", v["target"]))
     for name, fig in out["workspaces"].items():
-        for key in ("index", "cold_lexical", "refs"):
+        for key in ("index", "cold_lexical", "cold_lexical_typer", "thin_client", "refs"):
+            if key not in fig:
+                continue
             f = fig[key]
             rows.append((f"{name}: {key}", f"{f['subject_cpu_ms']}", f"{f['anchor_cpu_ms']}",
                          f"{f['ratio_cpu']}x", f["target"]))
+        if "thin_client" in fig:
+            t = fig["thin_client"]
+            rows.append((f"{name}: thin_client wall / daemon CPU",
+                         f"{t['subject_wall_ms']} wall", f"{t['anchor_wall_ms']} wall",
+                         f"{t['ratio_wall']}x", f"daemon {t['daemon_cpu_ms_median']} ms CPU"))
+        if "warm_keyword" not in fig:
+            continue
         w = fig["warm_keyword"]
         rows.append((f"{name}: warm keyword p50/p95", f"{w['cpu_p50_ms']}/{w['cpu_p95_ms']}",
                      "-", "-", w["target"]))
+    if "cold_hybrid" in out:
+        h = out["cold_hybrid"]
+        rows.append((f"cold hybrid ({h['commits']} commits, {h['effective_mode']})",
+                     f"{h['subject_cpu_ms']}", f"{h['anchor_cpu_ms']}", f"{h['ratio_cpu']}x",
+                     h["target"]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))

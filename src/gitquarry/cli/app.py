@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[no-redef,assignment]
 
 from gitquarry.cli.common import COLOR_MODES, Command, Group, print_json_error, printable, set_color
+from gitquarry.cli.plain import configure_logging as _configure_logging
 from gitquarry.errors import (
     NOT_FOUND_EXIT,
     USAGE_EXIT,
@@ -181,23 +182,6 @@ def cli_message(exc: GitquarryError) -> str:
     if isinstance(exc, InvalidArgumentError) and exc.argument in CLI_ARGUMENT_NAMES:
         return f"{CLI_ARGUMENT_NAMES[exc.argument]}: {exc.detail}"
     return str(exc)
-
-
-def _configure_logging() -> None:
-    """Library warnings are summarised by the commands themselves; the raw log lines go to
-    stderr only at ``GITQUARRY_LOG=info|warning|debug``."""
-    import logging
-
-    class EscapingFormatter(logging.Formatter):
-        """Log lines carry repository paths and commit text: escaped like all output."""
-
-        def formatMessage(self, record: logging.LogRecord) -> str:
-            return printable(super().formatMessage(record))
-
-    level = os.environ.get("GITQUARRY_LOG", "error").upper()
-    handler = logging.StreamHandler()
-    handler.setFormatter(EscapingFormatter("gitquarry %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=getattr(logging, level, logging.ERROR), handlers=[handler])
 
 
 def _wants_json(argv: list[str] | None) -> bool:

@@ -17,6 +17,12 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
+from gitquarry.cli.plain import (  # typer-free: cli.fast prints with them too
+    BIDI_CONTROLS,  # noqa: F401  (re-exported)
+    print_json,  # noqa: F401  (re-exported)
+    printable,
+)
+from gitquarry.cli.plain import JSON_CONTROL as _JSON_CONTROL
 from gitquarry.workspace import Workspace, resolve_workspace
 
 #: human-readable output and results
@@ -217,24 +223,6 @@ def open_workspace(
     return workspace
 
 
-#: Unicode bidirectional controls (ALM, LRM, RLM, LRE..RLO, LRI..PDI): they reorder what a
-#: terminal shows ("Trojan Source"), so repository text never reaches one with them raw
-BIDI_CONTROLS = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-
-#: JSON leaves DEL, the C1 controls (U+0080-U+009F, e.g. CSI) and the bidi controls raw;
-#: write them as \\u escapes
-_JSON_CONTROL = {i: f"\\u{i:04x}" for i in (0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS)}
-
-
-def print_json(data: Any) -> None:
-    """Write ``data`` as pretty JSON to stdout (UTF-8, no ASCII escaping except control
-    characters: JSON escapes C0 itself, DEL, C1 and bidi controls are escaped here, so JSON
-    printed to a terminal cannot drive or reorder it; the decoded values are unchanged)."""
-    text = json.dumps(data, indent=2, ensure_ascii=False).translate(_JSON_CONTROL)
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
 def print_json_error(code: str, message: str, exit_code: int) -> None:
     """An error under ``--json``: ``{"error": {"code", "message", "exit_code"}}`` on stdout
     (compact, one line), so a program parsing stdout sees the failure as well as the
@@ -277,17 +265,3 @@ def warn(message: str) -> None:
 def error(message: str) -> None:
     """``Error: …`` on stderr for a failure that does not end the command."""
     stderr.print(Text.assemble(("Error: ", "red"), printable(message)))
-
-
-_CONTROL = {i: f"\\x{i:02x}" for i in (*range(0x00, 0x09), *range(0x0A, 0x20), 0x7F)}
-_CONTROL.update({0x0A: "\\n", 0x0D: "\\r"})
-_CONTROL.update({i: f"\\x{i:02x}" for i in range(0x80, 0xA0)})  # C1 controls (e.g. CSI)
-_CONTROL.update({i: f"\\u{i:04x}" for i in BIDI_CONTROLS})
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters (C0 except tab, DEL, C1) shown as ``\\xNN`` / ``\\n``
-    escapes and bidi controls as ``\\uNNNN``, for human output: commit text and file names
-    may hold terminal escape sequences, bidi reordering or newlines that must not reach the
-    terminal raw. JSON output is unaffected."""
-    return text.translate(_CONTROL)

@@ -7,7 +7,9 @@ command module), which ``gitquarry --version`` alone used to pay (issue 21 §1).
 takes exactly ``gitquarry --version`` and prints what the Typer callback prints (``gitquarry
 <version>``, exit 0); any other command line, ``--version`` with more arguments included
 (whose parsing errors and order Click decides), takes the full path, so help, errors and exit
-codes stay Click's.
+codes stay Click's. ``history … --json`` is answered by ``cli.fast`` (the same library calls,
+no Typer, Rich or pydantic; through the daemon when one runs) when it understands the whole
+command line; it falls back here otherwise.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stdout.write(f"gitquarry {__version__}\n")
         sys.stdout.flush()
         sys.exit(0)
+    from gitquarry.cli.fast import try_fast
+
+    try_fast(list(args))  # exits when it answered (cli/fast.py: history --json)
     from gitquarry.cli.app import main as full_main
 
     full_main(argv)

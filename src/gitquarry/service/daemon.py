@@ -40,7 +40,7 @@ from gitquarry.errors import (
     InvalidArgumentError,
     UsageError,
 )
-from gitquarry.service import paths
+from gitquarry.service import paths, search_op
 from gitquarry.service.checkpoint import CheckpointStore
 from gitquarry.service.redact import redact, redact_payload
 from gitquarry.service.store import Job, StateStore, parse_public_id
@@ -366,6 +366,8 @@ class Daemon:
             if op == "jobs.attach":
                 self._attach(args, send)
                 return
+            if op in search_op.OPS:  # the caller's own answer, verbatim (search_op.py)
+                return search_op.OPS[op](self, args, send)
             method = _OPS.get(op)
             if method is None:
                 raise InvalidArgumentError("op", f"unknown request {op!r}")
