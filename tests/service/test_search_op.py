@@ -21,7 +21,7 @@ import pytest
 from tests.service.conftest import DaemonProcess, commit, make_repo
 from tests.surfaces.test_fast_cli import _normalise, command_line
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]  # real daemon processes
 
 
 @pytest.fixture()
