@@ -227,60 +227,28 @@ def parse_history(argv: list[str]) -> HistoryArgs | None:
 
 def history_answer(args: HistoryArgs) -> tuple[dict[str, Any], list[str]]:
     """The JSON answer of ``gitquarry history`` for ``args`` and the warnings the command
-    prints on stderr before it, in order: the same calls as the Typer command's JSON branch
-    (``cli.history.history_cmd``), nothing printed.
+    prints on stderr before it, in order: the Typer command's own request and answer
+    functions (``cli.history_answer``), nothing printed.
 
     :raises GitquarryError: whatever the search raises (the caller falls back)."""
     from pathlib import Path
 
-    from gitquarry.history.answers import AnswerOptions, HistoryAnswers, validate_options
-    from gitquarry.history.narrow import Narrowing
-    from gitquarry.history.service import HistorySearcher
-    from gitquarry.retrieval.filters import interpret_time
+    from gitquarry.cli.history_answer import answer_history, cli_history_request
     from gitquarry.store.connection import read_only_note
     from gitquarry.workspace import resolve_workspace
 
     workspace = resolve_workspace(None if args.project is None else Path(args.project),
                                   for_search=True)
     warnings = [w.message for w in workspace.config.warnings]
-    bounds = {
-        name: interpret_time(value, end_of_day=name == "before")
-        for name, value in (("after", args.after), ("before", args.before)) if value is not None
-    }
-    options = AnswerOptions(detail=args.detail, max_tokens=args.max_tokens, cursor=args.cursor,
-                            explain=args.explain)
-    validate_options(options)
-    narrowing = Narrowing(author=args.author, committer=args.committer, path=args.path,
-                          pickaxe=args.pickaxe)
-    searcher = HistorySearcher(workspace)
-    answers = HistoryAnswers(searcher)
-    n = args.top_n if args.top_n is not None else workspace.config.search.top_n
-    pipeline: dict[str, Any] = {"collapse": False if args.no_collapse else None,
-                                "diverse": True if args.diverse else None,
-                                "min_score": args.min_score}
-    try:
-        merge_filter = None if args.merges is None else ("only" if args.merges else "exclude")
-        data = answers.search(
-            args.query, top_n=n, files_glob=args.files_glob,
-            after=bounds["after"].seconds if "after" in bounds else None,
-            before=bounds["before"].seconds if "before" in bounds else None,
-            mode=args.mode, narrowing=narrowing, options=options, merges=merge_filter,
-            sort=args.sort, **pipeline)
-        read_only = searcher.store.read_only
-    finally:
-        answers.close()
-        searcher.close()
+    request = cli_history_request(
+        args.query, files_glob=args.files_glob, after=args.after, before=args.before,
+        author=args.author, committer=args.committer, path=args.path, pickaxe=args.pickaxe,
+        top_n=args.top_n, mode=args.mode, detail=args.detail, max_tokens=args.max_tokens,
+        cursor=args.cursor, merges=args.merges, sort=args.sort, explain=args.explain,
+        no_collapse=args.no_collapse, diverse=args.diverse, min_score=args.min_score)
+    data, read_only = answer_history(workspace, request)
     if read_only:
         warnings.append(read_only_note(workspace.db_path))
-    filters: dict[str, Any] = {
-        "files_glob": args.files_glob,
-        **{name: bound.to_dict() for name, bound in bounds.items()},
-    }
-    for name, value in (("author", args.author), ("committer", args.committer),
-                        ("path", args.path), ("pickaxe", args.pickaxe)):
-        if value is not None:
-            filters[name] = value
-    data["filters"] = filters
     return data, warnings
 
 
