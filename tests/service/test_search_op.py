@@ -1,4 +1,4 @@
-"""The daemon's ``search.history`` request (``service/search_op.py``): a running daemon
+"""The daemon's ``search.history`` request (``cli/daemon_search.py``): a running daemon
 answers ``history … --json`` with exactly the bytes the command computes itself, refuses
 when it could not (another environment), leaves errors to the command, and the client talks
 only to a private socket.

@@ -642,7 +642,7 @@ def test_an_empty_index_file_is_treated_as_new(tmp_path: Path, cli: CLI) -> None
 
 
 def test_tracked_under_matches_the_directory_literally(tmp_path: Path) -> None:
-    from gitquarry.gitio.exclude import tracked_under
+    from gitquarry.gitio.tracked import tracked_under
 
     repo = Repo(tmp_path / "r")
     repo.commit("one", {"ab/file": "a\n", "other.txt": "o\n"})

@@ -4,7 +4,7 @@ completion protocol), to source from a shell's start-up file."""
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,21 +17,19 @@ SHELLS = ("bash", "zsh", "fish")
 COMPLETE_VAR = "_GITQUARRY_COMPLETE"
 
 
-def completion_script(shell: str) -> str:
-    """The completion script for ``shell`` (one of :data:`SHELLS`).
+def completion_script(shell: str, root: Any) -> str:
+    """The completion script for ``shell`` (one of :data:`SHELLS`) of the command tree
+    ``root`` (the running app's root click command: this module never imports the app).
 
     :raises typer.BadParameter: another shell."""
     from typer._click.shell_completion import get_completion_class
     from typer._completion_classes import completion_init
-    from typer.main import get_command
-
-    from gitquarry.cli.app import app
 
     completion_init()
     cls = get_completion_class(shell) if shell in SHELLS else None
     if cls is None:
         raise typer.BadParameter(f"{shell!r}: one of {', '.join(SHELLS)}", param_hint="SHELL")
-    return cls(get_command(app), {}, "gitquarry", COMPLETE_VAR).source()
+    return cls(root, {}, "gitquarry", COMPLETE_VAR).source()
 
 
 def register(app: typer.Typer) -> None:
@@ -39,9 +37,11 @@ def register(app: typer.Typer) -> None:
 
     @app.command("completion", cls=Command)
     def completion_cmd(
+        ctx: typer.Context,
         shell: Annotated[str, typer.Argument(help="bash, zsh or fish.", metavar="SHELL")],
     ) -> None:
         """Print the shell completion script: add `eval "$(gitquarry completion bash)"` to
         ~/.bashrc (zsh: ~/.zshrc; fish: `gitquarry completion fish | source` in
         ~/.config/fish/config.fish)."""
-        sys.stdout.write(completion_script(shell).rstrip("\n") + "\n")
+        root = ctx.find_root().command
+        sys.stdout.write(completion_script(shell, root).rstrip("\n") + "\n")

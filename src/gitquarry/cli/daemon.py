@@ -42,12 +42,14 @@ def run_cmd(
     """Run the daemon in the foreground (for systemd, launchd or a terminal)."""
     import logging
 
+    from gitquarry.cli import daemon_search
     from gitquarry.service.daemon import Daemon
     from gitquarry.web import WebService
 
     if verbose:
         logging.getLogger().setLevel(logging.INFO)
-    daemon = Daemon(log_stderr=verbose, web=WebService)  # the web page, hosted on request
+    # the web page, hosted on request; the CLI's own search answers (thin client)
+    daemon = Daemon(log_stderr=verbose, web=WebService, answer_ops=daemon_search.OPS)
 
     def ready() -> None:
         import os

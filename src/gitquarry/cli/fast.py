@@ -16,7 +16,7 @@ malformed number, a ``--project`` that is not a readable directory, a completion
 Rich's and is never taken here.
 
 How it answers: when a daemon runs for this user, it is asked first
-(``service.search_op``: the same answer computed in the daemon's warm process); otherwise,
+(``cli.daemon_search``: the same answer computed in the daemon's warm process); otherwise,
 or when the daemon cannot or will not answer, locally (:func:`history_answer`). Any error
 of the search itself (a bad value, no index, a storage fault) makes :func:`try_fast` return
 ``False`` before anything was written, so the Typer path runs the command again and prints

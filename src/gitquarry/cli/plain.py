@@ -2,7 +2,7 @@
 writer and the logging set-up of the ``gitquarry`` command.
 
 They live here (``cli.common`` and ``cli.app`` re-export them) so the command-line fast path
-(``cli.fast``) and the daemon's search answer (``service.search_op``) print exactly the bytes
+(``cli.fast``) and the daemon's search answer (``cli.daemon_search``) print exactly the bytes
 the Typer commands print, without importing the framework (issue 21 §1).
 """
 

@@ -1,4 +1,4 @@
-"""The thin client of ``search.history`` (``service/search_op.py``): the running daemon asked
+"""The thin client of ``search.history`` (``cli/daemon_search.py``): the running daemon asked
 for a ``history --json`` answer with nothing but the standard library's ``os``, ``sys``,
 ``json``, ``socket``, ``stat`` and ``fcntl`` imported (issue 21 §1: ≤ 60 ms client CPU).
 
@@ -9,7 +9,7 @@ module does in their place, finding the daemon's socket (:func:`state_dir`,
 them in ``tests/service/test_search_op.py``; wherever this module is unsure (not Linux,
 ``XDG_STATE_HOME`` and ``HOME`` both unusable) it asks them.
 
-See ``service/search_op.py`` for the request, the refusal rules and the trust checks.
+See ``cli/daemon_search.py`` for the request, the refusal rules and the trust checks.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ import sys
 TYPE_CHECKING = False  # not typing's: importing typing is what this module avoids
 if TYPE_CHECKING:
     from typing import Any
-
-    from gitquarry.cli.fast import HistoryArgs
 
 OP = "search.history"
 #: environment variables an answer may depend on: every one with these prefixes …
@@ -129,7 +127,7 @@ def peer_uid(sock: socket.socket) -> int | None:
     return ipc_peer_uid(sock)
 
 
-def ask_daemon(args: HistoryArgs) -> tuple[str, list[str]] | None:
+def ask_daemon(args: Any) -> tuple[str, list[str]] | None:
     """The running daemon's answer to ``args``: (stdout text, warning messages), or None
     when no trusted daemon runs, it refuses, or the exchange fails (answer locally).
 

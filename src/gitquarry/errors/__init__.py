@@ -109,6 +109,7 @@ from gitquarry.errors.unavailable import (
     EmbeddingFailedError,
     EmbeddingModelUnavailableError,
     Fts5UnavailableError,
+    SearchRefusedError,
     WebPortError,
     WorkspaceUnavailableError,
 )
@@ -188,6 +189,7 @@ __all__ = [
     "RepositoryUnreadableError",
     "RevisionNotFoundError",
     "SchemaTooNewError",
+    "SearchRefusedError",
     "TrustError",
     "UnavailableError",
     "UndeclaredDataBoundaryError",

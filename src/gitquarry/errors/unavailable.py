@@ -168,3 +168,14 @@ class WebPortError(WebError, UnavailableError):
         super().__init__(f"cannot serve the web page on port {port}: {reason}")
         self.port = port
         self.reason = reason
+
+
+class SearchRefusedError(UnavailableError):
+    """The daemon does not answer this search for this client (another installation or
+    environment, no absolute start directory): the client answers it itself."""
+
+    code = "search_refused"
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"search not answered here: {why}")
+        self.why = why

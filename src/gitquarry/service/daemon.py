@@ -28,6 +28,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -40,7 +41,7 @@ from gitquarry.errors import (
     InvalidArgumentError,
     UsageError,
 )
-from gitquarry.service import paths, search_op
+from gitquarry.service import paths
 from gitquarry.service.checkpoint import CheckpointStore
 from gitquarry.service.redact import redact, redact_payload
 from gitquarry.service.store import Job, StateStore, parse_public_id
@@ -145,6 +146,10 @@ class WebHost(Protocol):
         ...
 
 
+#: an answer hooked into the daemon: ``(daemon, args, send)``, replying through ``send``
+AnswerOp = Callable[[Any, dict[str, Any], Callable[[dict[str, Any]], None]], None]
+
+
 class WebHosting(Protocol):
     """The hook the daemon hosts a web page through (the ``WebService`` class itself):
     ``check_bind(host, port)`` validates a request before anything starts (``host`` None:
@@ -168,11 +173,15 @@ class Daemon:
     ipc: IpcServer
 
     def __init__(self, config: DaemonConfig | None = None, *, log_stderr: bool = False,
-                 web: WebHosting | None = None) -> None:
+                 web: WebHosting | None = None,
+                 answer_ops: Mapping[str, AnswerOp] | None = None) -> None:
         from gitquarry import __version__
 
         self.log_stderr = log_stderr
         self.web_hosting = web
+        #: requests answered verbatim, before the redacting ops (hooked in by the command
+        #: that starts the daemon: ``cli.daemon_search.OPS``; the daemon imports no surface)
+        self.answer_ops: Mapping[str, AnswerOp] = dict(answer_ops or {})
         self.config = config or load_config(None).daemon
         self.version = __version__
         self.started_at = time.time()
@@ -366,8 +375,8 @@ class Daemon:
             if op == "jobs.attach":
                 self._attach(args, send)
                 return
-            if op in search_op.OPS:  # the caller's own answer, verbatim (search_op.py)
-                return search_op.OPS[op](self, args, send)
+            if op in self.answer_ops:  # the caller's own answer, verbatim (cli/daemon_search.py)
+                return self.answer_ops[op](self, args, send)
             method = _OPS.get(op)
             if method is None:
                 raise InvalidArgumentError("op", f"unknown request {op!r}")

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from gitquarry.store.connection import Store
+
+class _Store(Protocol):
+    """What :func:`require_commit_fts` reads of a ``store.connection.Store``."""
+
+    conn: sqlite3.Connection
+    path: Path
 
 _NO_FTS5_CODES = (sqlite3.SQLITE_ERROR, sqlite3.SQLITE_AUTH)
 
@@ -37,7 +42,7 @@ def has_table(conn: sqlite3.Connection, name: str) -> bool:
     return row is not None
 
 
-def require_commit_fts(store: Store) -> None:
+def require_commit_fts(store: _Store) -> None:
     """Check that the commit-history FTS5 index exists.
 
     :raises Fts5UnavailableError: this SQLite has no FTS5, so the index was created without it.

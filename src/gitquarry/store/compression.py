@@ -45,7 +45,7 @@ def inflate_text(value: str | bytes | None) -> str:
 
 
 def _damaged(exc: Exception) -> IndexCorruptError:
-    from gitquarry.store.connection import current_index_path
+    from gitquarry.store.current import current_index_path
 
     return IndexCorruptError(current_index_path() or Path("index.db"),
                              f"a stored diff cannot be decompressed: {exc}")

@@ -18,7 +18,6 @@ lock contention → ``IndexBusyError``. Anything else is a bug and stays a ``sql
 
 from __future__ import annotations
 
-import contextvars
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -42,6 +41,7 @@ from gitquarry.store import safe_paths, trust
 from gitquarry.store.capabilities import has_table
 from gitquarry.store.compression import register_functions as register_compression
 from gitquarry.store.compression import take_sql_damage
+from gitquarry.store.current import _current_path
 
 if TYPE_CHECKING:
     from gitquarry.store.migrations import Migrations
@@ -77,19 +77,9 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-#: The index file most recently opened in this context: the path errors name when a surface
-#: translates a storage error without knowing which store raised it.
-_current_path: contextvars.ContextVar[Path | None] = contextvars.ContextVar(
-    "gitquarry_index_path", default=None
-)
 
 ConnectionHook = Callable[[sqlite3.Connection], None]
 _hooks: list[ConnectionHook] = []
-
-
-def current_index_path() -> Path | None:
-    """The index file most recently opened in this context (what storage errors name)."""
-    return _current_path.get()
 
 
 def add_connection_hook(hook: ConnectionHook) -> None:

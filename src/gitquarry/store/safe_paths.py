@@ -245,7 +245,7 @@ def unlink_regular(path: Path) -> None:
 def refuse_tracked(directory: Path, root: Path) -> None:
     """Refuse a state directory that git tracks anything under: the checkout placed it.
 
-    Asks git (``gitio.exclude.tracked_under``) from ``root``; nothing to check when
+    Asks git (``gitio.tracked.tracked_under``) from ``root``; nothing to check when
     ``directory`` is not inside ``root`` (a user-configured absolute location) or ``root`` is
     not in a working tree.
 
@@ -255,7 +255,7 @@ def refuse_tracked(directory: Path, root: Path) -> None:
         directory.relative_to(root)
     except ValueError:
         return
-    from gitquarry.gitio.exclude import tracked_under
+    from gitquarry.gitio.tracked import tracked_under
 
     tracked = tracked_under(root, directory)
     if tracked:

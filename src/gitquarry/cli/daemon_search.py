@@ -38,13 +38,11 @@ def handle(daemon: Any, args: dict[str, Any], send: Any) -> None:
     ``daemon`` is the ``service.daemon.Daemon`` (its ``_error`` shapes, and redacts, error
     replies)."""
     from gitquarry.cli.fast import render
-    from gitquarry.errors import GitquarryError
+    from gitquarry.errors import GitquarryError, SearchRefusedError
 
     request, why = _admit(args)
     if request is None or why is not None:
-        refused = GitquarryError(f"search not answered here: {why or 'no request'}")
-        refused.code = "search_refused"
-        send(daemon._error(refused))
+        send(daemon._error(SearchRefusedError(why or "no request")))
         return
     try:
         text, warnings = render(request)
