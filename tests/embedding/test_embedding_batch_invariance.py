@@ -86,3 +86,14 @@ def test_static_int8_model_is_batch_independent_in_padded_batches(
         batched = runtime.encode(texts)
         scale = np.linalg.norm(alone, axis=1, keepdims=True)
         assert float(np.abs(batched / scale - alone / scale).max()) <= TOLERANCE, size
+
+
+def test_thread_spinning_changes_cost_not_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, tokenizer = model_files()
+    texts = _texts(12, seed=4)
+    monkeypatch.setattr(minilm, "ALLOW_SPINNING", True)
+    spinning = Runtime(model, tokenizer, "cpu", 2).encode(texts)
+    monkeypatch.setattr(minilm, "ALLOW_SPINNING", False)
+    assert minilm.ALLOW_SPINNING is False
+    blocking = Runtime(model, tokenizer, "cpu", 2).encode(texts)
+    assert np.array_equal(spinning, blocking)
