@@ -61,11 +61,11 @@ def cache_on():
         phrase_cache.clear()
 
 
-def _fts5(store, query, limit):
+def _fts5(store, query, limit, filters=None):
     """``rank_lexical`` with the cache off: FTS5's own AND then OR queries."""
     phrase_cache.enable(False)
     try:
-        return rank_lexical(store.conn, query, Filters(), limit, has_glob=False)
+        return rank_lexical(store.conn, query, filters or Filters(), limit, has_glob=False)
     finally:
         phrase_cache.enable()
 
@@ -83,12 +83,20 @@ def test_random_queries_rank_as_fts5_does(indexed, cache_on):
             for _ in range(120):
                 query = _random_query(rng)
                 limit = rng.choice((1, 5, 40, 400))
-                expected = _fts5(store, query, limit)
-                got = rank_lexical(store.conn, query, Filters(), limit, has_glob=False)
-                assert got == expected, (query, limit)
+                filters = Filters()
+                if rng.random() < 0.4:
+                    lo = BASE_TIME + rng.randint(0, N_COMMITS) * HOUR
+                    filters = Filters(after=rng.choice((lo, None)),
+                                      before=lo + rng.randint(0, N_COMMITS) * HOUR,
+                                      merges=rng.choice((None, "exclude", "only")))
+                expected = _fts5(store, query, limit, filters)
+                got = rank_lexical(store.conn, query, filters, limit, has_glob=False)
+                assert got == expected, (query, limit, filters)
+                assert phrase_cache.enabled(), query  # the FTS5 check at a state's start
         finally:
             store.conn.execute("ROLLBACK")
     assert phrase_cache.stats["answered"] > 0 and phrase_cache.stats["hits"] > 0
+    assert phrase_cache.enabled()  # answered by the cache, not by its FTS5 fall-back
 
 
 def test_random_filtered_searches_equal_the_uncached_search(indexed):
@@ -104,6 +112,8 @@ def test_random_filtered_searches_equal_the_uncached_search(indexed):
                 kwargs["after"] = BASE_TIME + rng.randint(0, N_COMMITS) * HOUR
             elif shape < 0.45:
                 kwargs["before"] = BASE_TIME + rng.randint(0, N_COMMITS) * HOUR
+            if rng.random() < 0.2:
+                kwargs["merges"] = rng.choice(("exclude", "only"))
             if rng.random() < 0.3:
                 kwargs["files_glob"] = rng.choice(("src/**/*.py", "docs/*.md", "src/cache/**"))
             answers = []
@@ -194,3 +204,21 @@ def test_brute_force_reference_with_the_cache_on(exact_store, cache_on):  # noqa
                 got = _ranked_hashes(exact_store, query, top_n, **filters)
                 assert got == expected[:top_n], (query, name, top_n)
     assert phrase_cache.stats["answered"] > 0
+
+
+def test_units_count_only_where_every_unit_matches(tmp_path, cache_on):
+    """FTS5 reports an expansion's units at a row only when all of them are there (the
+    ``AND`` node sits on the row): ``http adapter`` without ``py`` adds nothing to
+    ``HttpAdapter.py``'s term, checked against FTS5 with the OR fill reaching those rows."""
+    repo = GitRepo(tmp_path / "ws" / "repo")
+    for i, title in enumerate(["http adapter zz", "py zz", "http adapter py", "zz other",
+                               "unrelated", "py alone", "adapter http zz"]):
+        repo.commit({f"f{i}.txt": f"{i}\n"}, title, BASE_TIME + i)
+    indexer = Indexer(tmp_path / "ws")
+    indexer.run()
+    with indexer.open() as store:
+        for query in ("HttpAdapter.py zz", "zz HttpAdapter.py", "HttpAdapter.py"):
+            expected = _fts5(store, query, 10)
+            assert expected
+            assert rank_lexical(store.conn, query, Filters(), 10, has_glob=False) == expected
+        assert phrase_cache.enabled()

@@ -115,9 +115,11 @@ def rank_lexical(
     terms = _terms(query)
     if not terms.words:
         return []
-    if not has_glob and not filters.row_conditions[0] and phrase_cache.enabled():
+    if not has_glob and phrase_cache.enabled():
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        cached = phrase_cache.rank(conn, terms, limit, weights)
+        is_merge = filters.row_conditions[1].get("is_merge")
+        cached = phrase_cache.rank(conn, terms, limit, weights, after=filters.after,
+                                   before=filters.before, is_merge=is_merge)
         if cached is not None:
             return [LexicalHit(*hit) for hit in cached]
     hits = _ranked(conn, terms, "AND", filters, limit, has_glob)
@@ -181,6 +183,9 @@ def lexical_top_k(
     need = limit if need is None else need
     query = _terms(query)
     windowed = bool(filters.row_conditions[0])
+    if windowed and not has_glob and phrase_cache.enabled():
+        # the kept terms apply any window at the cost of an unfiltered ranking
+        return rank_lexical(conn, query, filters, limit, has_glob=False)
     if windowed and total_docs and (
         _window_count(conn, filters) >= BROAD_TIME_FRACTION * total_docs
     ):

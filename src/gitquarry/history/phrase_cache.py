@@ -85,6 +85,7 @@ def clear() -> None:
     global _entries
     with _lock:
         _states.clear()
+        _commits.clear()
         _verified.clear()
         _entries = 0
 
@@ -135,8 +136,12 @@ def _phrases(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
             "WHERE commit_fts MATCH ?", (fts5_string(phrase),)
         ).fetchall()
         stats["scans"] += 1
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        values = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+        pairs = np.array(rows, dtype=np.float64).reshape(len(rows), 2)
+        if len(rows) and float(pairs[:, 0].max()) >= 2.0**53:  # ids beyond a double's
+            pairs_ids = np.array([r[0] for r in rows], dtype=np.int64)
+        else:
+            pairs_ids = pairs[:, 0].astype(np.int64)
+        ids, values = pairs_ids, np.ascontiguousarray(pairs[:, 1])
         if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
             order = np.argsort(ids, kind="stable")
             ids, values = ids[order], values[order]
@@ -157,6 +162,55 @@ def _phrases(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
                 _, (gone, _) = victim[1].popitem(last=False)
                 _entries -= len(gone)
     return out
+
+
+#: database path → (state key, commit ids ascending, committer times, merge flags)
+_commits: dict[str, tuple[tuple[Any, ...], Any, Any, Any]] = {}
+
+
+def _commit_columns(conn: sqlite3.Connection,
+                    key: tuple[str, tuple[Any, ...]]) -> tuple[Any, Any, Any]:
+    """(ids ascending, ``timestamp``, ``is_merge``) of every ``git_commits`` row, read once
+    per state (the key adds the table's row count and largest id to the full-text state: a
+    commit's row and its full-text row are written in one transaction)."""
+    import numpy as np
+
+    path, state = key
+    count, largest = conn.execute(
+        "SELECT count(*), coalesce(max(id), 0) FROM git_commits").fetchone()
+    full = (*state, int(count), int(largest))
+    with _lock:
+        kept = _commits.get(path)
+        if kept is not None and kept[0] == full:
+            return kept[1], kept[2], kept[3]
+    rows = conn.execute("SELECT id, timestamp, is_merge FROM git_commits ORDER BY id").fetchall()
+    table = np.array(rows, dtype=np.int64).reshape(len(rows), 3)
+    columns = (np.ascontiguousarray(table[:, 0]), np.ascontiguousarray(table[:, 1]),
+               np.ascontiguousarray(table[:, 2]))
+    with _lock:
+        _commits[path] = (full, *columns)
+    return columns
+
+
+def _within(docs: np.ndarray, columns: tuple[Any, Any, Any], after: int | None,
+            before: int | None, is_merge: int | None) -> np.ndarray:
+    """The rows of ``docs`` whose commit passes the time bounds and the merge filter (as
+    ``+rowid IN (SELECT id FROM git_commits WHERE …)`` keeps them)."""
+    import numpy as np
+
+    ids, times, merges = columns
+    if len(ids) == 0 or len(docs) == 0:
+        return docs[:0]
+    at = np.searchsorted(ids, docs)
+    at[at == len(ids)] = 0
+    keep = ids[at] == docs
+    if after is not None:
+        keep &= times[at] >= after
+    if before is not None:
+        keep &= times[at] <= before
+    if is_merge is not None:
+        keep &= merges[at] == is_merge
+    return docs[keep]
 
 
 def _lookup(ids: np.ndarray, values: np.ndarray,
@@ -186,12 +240,14 @@ def _top(docs: np.ndarray, score: np.ndarray, n: int) -> list[tuple[int, float]]
     return [(int(d), float(s)) for d, s in zip(docs[order], score[order], strict=True)]
 
 
-def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int,
-         weights: str) -> list[tuple[int, float, bool]] | None:
-    """``lexical.rank_lexical(conn, terms, Filters(), limit)`` as (row id, bm25, every)
-    triples: rows holding every word first, each group by (bm25, row id). None when the
-    cache cannot answer (off, no state key, or a failed verification): the caller asks
-    FTS5."""
+def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, *,
+         after: int | None = None, before: int | None = None,
+         is_merge: int | None = None) -> list[tuple[int, float, bool]] | None:
+    """``lexical.rank_lexical(conn, terms, filters, limit)`` (without a glob) as (row id,
+    bm25, every) triples: rows holding every word first, each group by (bm25, row id);
+    ``after``/``before``/``is_merge`` are the filters' row conditions (inclusive Unix-second
+    committer-time bounds, merge flag). None when the cache cannot answer (off, no state
+    key, or a failed verification): the caller asks FTS5."""
     if not enabled() or not terms.words:
         return None
     key = _state_key(conn)
@@ -212,6 +268,10 @@ def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int,
     every = word_docs[0]
     for docs in word_docs[1:]:
         every = np.intersect1d(every, docs, assume_unique=True)
+    columns = None
+    if after is not None or before is not None or is_merge is not None:
+        columns = _commit_columns(conn, key)
+        every = _within(every, columns, after, before, is_merge)
 
     def score(docs: np.ndarray) -> np.ndarray:
         total = np.zeros(len(docs))
@@ -235,6 +295,8 @@ def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int,
         for docs in word_docs[1:]:
             anywhere = np.union1d(anywhere, docs)
         some = np.setdiff1d(anywhere, every, assume_unique=True)
+        if columns is not None:
+            some = _within(some, columns, after, before, is_merge)
         out += [(d, s, False) for d, s in _top(some, score(some), limit - len(out))]
     stats["answered"] += 1
     if len(terms.phrases) > 1 and key not in _verified:
