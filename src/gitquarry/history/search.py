@@ -30,7 +30,7 @@ from gitquarry.history.narrow import NarrowCandidates, Narrowing, PickaxeReport
 from gitquarry.history.ordering import MERGE_FILTERS, SORTS, order_candidates
 from gitquarry.history.pipeline import MergeFolder, candidates, copies
 from gitquarry.history.refs_contain import RefContainment
-from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
+from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_scorer
 from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
@@ -120,10 +120,9 @@ def _score_candidates(
         hit.id: round(lexical_score(hit.bm25, upper, hit.every), 6) for hit in lexical
     }
     similarity = dict(semantic_hits)
+    score = result_scorer(effective, weights, rrf_k)
     scored = [
-        (cid, result_score(effective, value, weights, rrf_k, lexical_scores.get(cid),
-                           similarity.get(cid)))
-        for cid, value in fused
+        (cid, score(value, lexical_scores.get(cid), similarity.get(cid))) for cid, value in fused
     ]
     return scored, lexical_scores
 
