@@ -10,7 +10,7 @@ import random
 import pytest
 
 from gitquarry.history import phrase_cache
-from gitquarry.history.candidates import Filters
+from gitquarry.history.candidates import Filters, GlobCandidates
 from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k, rank_lexical
 from gitquarry.history.search import search_git_history
 from gitquarry.retrieval.fts import parse_query
@@ -23,6 +23,7 @@ WORDS = ["parser", "cache", "render", "socket", "config", "loader", "widget", "s
          "router", "buffer", "common", "rare", "parse", "file", "http", "adapter"]
 SPECIAL = ["parseConfigFile", "HttpAdapter.py", "v2.0.1", "2.0.1", "数据库", "修复数据库",
            "XMLHttpRequest", "loadUserProfile", "user", "profile", "config_file"]
+GLOBS = ("src/**/*.py", "docs/*.md", "src/cache/**", "nothing/**", "src/*/parser.py")
 WEIGHTS = ", ".join(str(w) for w in BM25_WEIGHTS)
 
 
@@ -61,11 +62,11 @@ def cache_on():
         phrase_cache.clear()
 
 
-def _fts5(store, query, limit, filters=None):
+def _fts5(store, query, limit, filters=None, has_glob=False):
     """``rank_lexical`` with the cache off: FTS5's own AND then OR queries."""
     phrase_cache.enable(False)
     try:
-        return rank_lexical(store.conn, query, filters or Filters(), limit, has_glob=False)
+        return rank_lexical(store.conn, query, filters or Filters(), limit, has_glob=has_glob)
     finally:
         phrase_cache.enable()
 
@@ -89,8 +90,11 @@ def test_random_queries_rank_as_fts5_does(indexed, cache_on):
                     filters = Filters(after=rng.choice((lo, None)),
                                       before=lo + rng.randint(0, N_COMMITS) * HOUR,
                                       merges=rng.choice((None, "exclude", "only")))
-                expected = _fts5(store, query, limit, filters)
-                got = rank_lexical(store.conn, query, filters, limit, has_glob=False)
+                has_glob = rng.random() < 0.3
+                if has_glob:
+                    GlobCandidates(store.conn, rng.choice(GLOBS)).materialize()
+                expected = _fts5(store, query, limit, filters, has_glob)
+                got = rank_lexical(store.conn, query, filters, limit, has_glob=has_glob)
                 assert got == expected, (query, limit, filters)
                 assert phrase_cache.enabled(), query  # the FTS5 check at a state's start
         finally:

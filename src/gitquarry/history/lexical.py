@@ -109,17 +109,17 @@ def rank_lexical(
     an OR query asked for ``limit`` more than that fills the rest (the AND hits it returns
     again are skipped, so the fill is exactly the next commits of the second group).
 
-    ``query``: the text or its ``parse_query`` terms (parsed once by the caller). Without
-    filters, a long-lived process answers from ``phrase_cache`` (the same hits, bit for bit).
+    ``query``: the text or its ``parse_query`` terms (parsed once by the caller). A
+    long-lived process answers from ``phrase_cache`` (the same hits, bit for bit).
     """
     terms = _terms(query)
     if not terms.words:
         return []
-    if not has_glob and phrase_cache.enabled():
+    if phrase_cache.enabled():
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         is_merge = filters.row_conditions[1].get("is_merge")
         cached = phrase_cache.rank(conn, terms, limit, weights, after=filters.after,
-                                   before=filters.before, is_merge=is_merge)
+                                   before=filters.before, is_merge=is_merge, glob=has_glob)
         if cached is not None:
             return [LexicalHit(*hit) for hit in cached]
     hits = _ranked(conn, terms, "AND", filters, limit, has_glob)
@@ -183,9 +183,9 @@ def lexical_top_k(
     need = limit if need is None else need
     query = _terms(query)
     windowed = bool(filters.row_conditions[0])
-    if windowed and not has_glob and phrase_cache.enabled():
+    if windowed and phrase_cache.enabled():
         # the kept terms apply any window at the cost of an unfiltered ranking
-        return rank_lexical(conn, query, filters, limit, has_glob=False)
+        return rank_lexical(conn, query, filters, limit, has_glob=has_glob)
     if windowed and total_docs and (
         _window_count(conn, filters) >= BROAD_TIME_FRACTION * total_docs
     ):

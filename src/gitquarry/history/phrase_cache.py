@@ -242,12 +242,14 @@ def _top(docs: np.ndarray, score: np.ndarray, n: int) -> list[tuple[int, float]]
 
 def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, *,
          after: int | None = None, before: int | None = None,
-         is_merge: int | None = None) -> list[tuple[int, float, bool]] | None:
+         is_merge: int | None = None,
+         glob: bool = False) -> list[tuple[int, float, bool]] | None:
     """``lexical.rank_lexical(conn, terms, filters, limit)`` (without a glob) as (row id,
     bm25, every) triples: rows holding every word first, each group by (bm25, row id);
     ``after``/``before``/``is_merge`` are the filters' row conditions (inclusive Unix-second
-    committer-time bounds, merge flag). None when the cache cannot answer (off, no state
-    key, or a failed verification): the caller asks FTS5."""
+    committer-time bounds, merge flag); ``glob``: only the rows of ``temp.gq_candidates``
+    (read per query: it is the query's own set). None when the cache cannot answer (off, no
+    state key, or a failed verification): the caller asks FTS5."""
     if not enabled() or not terms.words:
         return None
     key = _state_key(conn)
@@ -272,6 +274,11 @@ def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, 
     if after is not None or before is not None or is_merge is not None:
         columns = _commit_columns(conn, key)
         every = _within(every, columns, after, before, is_merge)
+    allowed = None
+    if glob:
+        found = conn.execute("SELECT id FROM temp.gq_candidates ORDER BY id")
+        allowed = np.fromiter((r[0] for r in found), dtype=np.int64)
+        every = np.intersect1d(every, allowed, assume_unique=True)
 
     def score(docs: np.ndarray) -> np.ndarray:
         total = np.zeros(len(docs))
@@ -297,6 +304,8 @@ def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, 
         some = np.setdiff1d(anywhere, every, assume_unique=True)
         if columns is not None:
             some = _within(some, columns, after, before, is_merge)
+        if allowed is not None:
+            some = np.intersect1d(some, allowed, assume_unique=True)
         out += [(d, s, False) for d, s in _top(some, score(some), limit - len(out))]
     stats["answered"] += 1
     if len(terms.phrases) > 1 and key not in _verified:
