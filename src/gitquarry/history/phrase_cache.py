@@ -30,6 +30,8 @@ Guards (the answer never depends on this module; a wrong path falls back to FTS5
 - the first query of a state whose expression has two or more phrases is also run through
   FTS5 and compared value for value (a C library built to fuse the multiply-add would round
   differently); any difference turns the cache off for the process;
+- a phrase is scanned on its second miss in a state (the first query of a phrase costs what
+  FTS5 alone costs; a query with a phrase not kept is FTS5's);
 - only long-lived processes use it (``enable``): the MCP server and the daemon. A one-shot
   CLI search would pay the scans and the NumPy import for nothing.
 
@@ -53,8 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: (row id, value) pairs kept in all phrases together (16 bytes each: 24 MiB)
-MAX_ENTRIES = 1_500_000
+#: (row id, value) pairs kept in all phrases together (16 bytes each: 48 MiB)
+MAX_ENTRIES = 3_000_000
 #: a phrase matching more rows than this is not kept (its scan is the query's cost anyway)
 MAX_PHRASE_ROWS = 400_000
 
@@ -65,6 +67,9 @@ _broken = False
 #: database path → (state key, phrase → (ids, values)) in least-recently-used order
 _states: dict[str, tuple[tuple[Any, ...], OrderedDict[str, tuple[Any, Any]]]] = {}
 _entries = 0
+#: database path → phrases missed once in its current state (scanned on the next miss)
+_missed: dict[str, set[str]] = {}
+MAX_MISSED = 4096
 #: counters for benchmarks and tests: phrases scanned, phrases found kept, queries answered
 stats = {"scans": 0, "hits": 0, "answered": 0, "verified": 0}
 
@@ -86,6 +91,7 @@ def clear() -> None:
     with _lock:
         _states.clear()
         _commits.clear()
+        _missed.clear()
         _verified.clear()
         _entries = 0
 
@@ -107,14 +113,19 @@ def _state_key(conn: sqlite3.Connection) -> tuple[str, tuple[Any, ...]] | None:
 
 
 def _phrases(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
-             key: tuple[str, tuple[Any, ...]]) -> dict[str, tuple[Any, Any]]:
-    """Each distinct phrase of ``terms`` → (row ids ascending, FTS5 values), scanning those
-    not kept yet."""
+             key: tuple[str, tuple[Any, ...]]) -> dict[str, tuple[Any, Any]] | None:
+    """Each distinct phrase of ``terms`` → (row ids ascending, FTS5 values), or None when
+    some phrase is not kept (the caller asks FTS5, at its usual cost).
+
+    A phrase is scanned (and kept) on its second miss in a state, never its first: a phrase
+    searched once costs nothing more than FTS5 alone, and a working set larger than
+    ``MAX_ENTRIES`` does not turn every query into scans."""
     import numpy as np
 
     global _entries
     path, state = key
     out: dict[str, tuple[Any, Any]] = {}
+    scan: list[str] = []
     with _lock:
         current = _states.get(path)
         if current is None or current[0] != state:
@@ -122,13 +133,23 @@ def _phrases(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
                 _entries -= sum(len(ids) for ids, _ in current[1].values())
             current = (state, OrderedDict())
             _states[path] = current
+            _missed[path] = set()
         kept = current[1]
+        missed = _missed.setdefault(path, set())
         for phrase in terms.phrases:
             if phrase in kept:
                 kept.move_to_end(phrase)
                 out[phrase] = kept[phrase]
                 stats["hits"] += 1
-    for phrase in terms.phrases:
+            elif phrase in missed:
+                scan.append(phrase)
+            else:
+                if len(missed) >= MAX_MISSED:
+                    missed.clear()
+                missed.add(phrase)
+    if set(out) | set(scan) != set(terms.phrases):
+        return None
+    for phrase in dict.fromkeys(scan):
         if phrase in out:
             continue
         rows = conn.execute(
@@ -258,6 +279,8 @@ def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, 
     import numpy as np
 
     table = _phrases(conn, terms, weights, key)
+    if table is None:
+        return None
     word_docs: list[np.ndarray] = []
     for word in terms.words:
         own = table[word.text][0]
