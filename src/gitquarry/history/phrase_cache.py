@@ -35,8 +35,10 @@ Guards (the answer never depends on this module; a wrong path falls back to FTS5
 - only long-lived processes use it (``enable``): the MCP server and the daemon. A one-shot
   CLI search would pay the scans and the NumPy import for nothing.
 
-Memory: at most ``MAX_ENTRIES`` (row id, value) pairs in all (16 bytes each), least recently
-used phrases dropped first.
+Memory: at most ``MAX_ENTRIES`` (row id, value) pairs in all (16 bytes each). When a phrase
+would not fit, it is not kept and its queries are FTS5's: nothing is evicted, so a working set
+larger than the budget never turns queries into repeated scans (measured at 100k synthetic
+commits with LRU eviction: 3× slower than FTS5 alone).
 """
 
 from __future__ import annotations
@@ -152,6 +154,10 @@ def _phrases(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
     for phrase in dict.fromkeys(scan):
         if phrase in out:
             continue
+        size = int(conn.execute("SELECT count(*) FROM commit_fts WHERE commit_fts MATCH ?",
+                                (fts5_string(phrase),)).fetchone()[0])
+        if size > MAX_PHRASE_ROWS or _entries + size > MAX_ENTRIES:
+            return None  # full: nothing is evicted (no thrashing); FTS5 answers
         rows = conn.execute(
             f"SELECT rowid, bm25(commit_fts, {weights}) FROM commit_fts "
             "WHERE commit_fts MATCH ?", (fts5_string(phrase),)
@@ -175,13 +181,6 @@ def _phrases(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
                 continue
             current[1][phrase] = (ids, values)
             _entries += len(ids)
-            while _entries > MAX_ENTRIES:
-                victim = next(
-                    (s for s in _states.values() if s[1] and s is not current), current)
-                if not victim[1]:
-                    break
-                _, (gone, _) = victim[1].popitem(last=False)
-                _entries -= len(gone)
     return out
 
 
