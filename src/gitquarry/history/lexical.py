@@ -19,9 +19,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Literal, NamedTuple
 
+from gitquarry.history import phrase_cache
 from gitquarry.history.candidates import POST_FILTER_FACTOR, Filters, post_filter_prefix
 from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME
-from gitquarry.retrieval.fts import fts5_match_expression, query_words
+from gitquarry.retrieval.fts import QueryTerms, parse_query
 
 #: BM25 column weights for (title, message, author, committer, files_changed, delta_truncated)
 BM25_WEIGHTS = (4.0, 2.0, 1.0, 1.0, 2.0, 1.0)
@@ -73,9 +74,13 @@ def lexical_sql(
     )
 
 
+def _terms(query: str | QueryTerms) -> QueryTerms:
+    return query if isinstance(query, QueryTerms) else parse_query(query)
+
+
 def _ranked(
     conn: sqlite3.Connection,
-    query: str,
+    terms: QueryTerms,
     operator: Literal["AND", "OR"],
     filters: Filters,
     limit: int,
@@ -86,14 +91,15 @@ def _ranked(
         has_glob=has_glob, has_after=filters.after is not None,
         has_before=filters.before is not None, has_merges="is_merge" in row_params,
     )
-    params: dict[str, Any] = {"match": fts5_match_expression(query, operator), "limit": limit}
+    params: dict[str, Any] = {"match": terms.expression(operator), "limit": limit}
     params.update(row_params)
-    every = operator == "AND" or len(query_words(query)) == 1
+    every = operator == "AND" or len(terms.words) == 1
     return [LexicalHit(int(r[0]), float(r[1]), every) for r in conn.execute(sql, params)]
 
 
 def rank_lexical(
-    conn: sqlite3.Connection, query: str, filters: Filters, limit: int, *, has_glob: bool
+    conn: sqlite3.Connection, query: str | QueryTerms, filters: Filters, limit: int, *,
+    has_glob: bool,
 ) -> list[LexicalHit]:
     """The first ``limit`` hits of the lexical ranking, time bounds and
     (with ``has_glob``) ``temp.gq_candidates`` applied inside the query. [] when the query
@@ -102,13 +108,24 @@ def rank_lexical(
     Commits holding every word come from an AND query; when they are fewer than ``limit``,
     an OR query asked for ``limit`` more than that fills the rest (the AND hits it returns
     again are skipped, so the fill is exactly the next commits of the second group).
+
+    ``query``: the text or its ``parse_query`` terms (parsed once by the caller). A
+    long-lived process answers from ``phrase_cache`` (the same hits, bit for bit).
     """
-    if not query_words(query):
+    terms = _terms(query)
+    if not terms.words:
         return []
-    hits = _ranked(conn, query, "AND", filters, limit, has_glob)
-    if len(hits) < limit and len(query_words(query)) > 1:
+    if phrase_cache.enabled():
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        is_merge = filters.row_conditions[1].get("is_merge")
+        cached = phrase_cache.rank(conn, terms, limit, weights, after=filters.after,
+                                   before=filters.before, is_merge=is_merge, glob=has_glob)
+        if cached is not None:
+            return [LexicalHit(*hit) for hit in cached]
+    hits = _ranked(conn, terms, "AND", filters, limit, has_glob)
+    if len(hits) < limit and len(terms.words) > 1:
         seen = {hit.id for hit in hits}
-        for hit in _ranked(conn, query, "OR", filters, limit + len(hits), has_glob):
+        for hit in _ranked(conn, terms, "OR", filters, limit + len(hits), has_glob):
             if hit[0] not in seen and len(hits) < limit:
                 hits.append(hit)
     return hits
@@ -147,7 +164,7 @@ def _in_window(conn: sqlite3.Connection, ids: list[int], filters: Filters) -> se
 
 def lexical_top_k(
     conn: sqlite3.Connection,
-    query: str,
+    query: str | QueryTerms,
     filters: Filters,
     limit: int,
     *,
@@ -164,7 +181,11 @@ def lexical_top_k(
     falling back to the bounded query when fewer than ``need`` remain and more may exist.
     """
     need = limit if need is None else need
+    query = _terms(query)
     windowed = bool(filters.row_conditions[0])
+    if windowed and phrase_cache.enabled():
+        # the kept terms apply any window at the cost of an unfiltered ranking
+        return rank_lexical(conn, query, filters, limit, has_glob=has_glob)
     if windowed and total_docs and (
         _window_count(conn, filters) >= BROAD_TIME_FRACTION * total_docs
     ):

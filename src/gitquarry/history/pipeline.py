@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,6 +214,31 @@ def _git_dir(conn: sqlite3.Connection, commit_id: int) -> tuple[int, Path] | Non
     return None
 
 
+#: (git dir, merge parents) → the commits it brought in, for every query of the process: what
+#: ``P2 … ^P1`` reaches is fixed by the hashes (history is content-addressed). Only lists are
+#: kept: None (more than ``MAX_MERGED``, or git could not answer) is asked again.
+_BROUGHT: OrderedDict[tuple[str, tuple[str, ...]], list[str]] = OrderedDict()
+_BROUGHT_MAX = 4096
+_brought_lock = threading.Lock()
+
+
+def _merged(git_dir: Path, parents: tuple[str, ...]) -> list[str] | None:
+    """``merged_commits(git_dir, parents, limit=MAX_MERGED)``, kept per process."""
+    key = (str(git_dir), parents)
+    with _brought_lock:
+        found = _BROUGHT.get(key)
+        if found is not None:
+            _BROUGHT.move_to_end(key)
+            return list(found)
+    brought = merged_commits(git_dir, parents, limit=MAX_MERGED)
+    if brought is not None:
+        with _brought_lock:
+            _BROUGHT[key] = list(brought)
+            while len(_BROUGHT) > _BROUGHT_MAX:
+                _BROUGHT.popitem(last=False)
+    return brought
+
+
 class MergeFolder:
     """Which ranked commit a merge is folded under (see the module docstring), asked once per
     merge per query: ``git rev-list --max-count=MAX_MERGED+1 P2 … ^P1`` for the commits it
@@ -256,8 +283,7 @@ class MergeFolder:
         if merge_id not in self._brought:
             where = _git_dir(self.conn, merge_id)
             self._brought[merge_id] = (
-                merged_commits(where[1], parents, limit=MAX_MERGED) if where is not None
-                else None)
+                _merged(where[1], tuple(parents)) if where is not None else None)
         brought = self._brought[merge_id]
         if not brought:
             return None

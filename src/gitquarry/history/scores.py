@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gitquarry.retrieval.fts import expression_phrases, fts5_string
-from gitquarry.retrieval.fusion import normalise_rrf
+from gitquarry.retrieval.fusion import normalise_rrf, rrf_normaliser
 
 #: FTS5's BM25 constants (``fts5_aux.c``).
 BM25_K1 = 1.2
@@ -76,6 +76,18 @@ def semantic_score(similarity: float) -> float:
 def fused_score(fused: float, weights: Sequence[float], k: int) -> float:
     """The hybrid score: RRF ``fused`` over the best possible fused score, in [0, 1]."""
     return normalise_rrf(fused, weights, k=k)
+
+
+def result_scorer(
+    mode: str, weights: Sequence[float], k: int
+) -> Callable[[float, float | None, float | None], float]:
+    """``result_score`` with ``mode``, ``weights`` and ``k`` fixed: ``(fused, lexical,
+    similarity) -> score``, the hybrid normaliser computed once for a search's candidates."""
+    if mode in ("lexical", "semantic"):
+        return lambda fused, lexical, similarity: result_score(
+            mode, fused, weights, k, lexical, similarity)
+    normalise = rrf_normaliser(weights, k)
+    return lambda fused, lexical, similarity: normalise(fused)
 
 
 def result_score(

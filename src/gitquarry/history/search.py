@@ -36,7 +36,7 @@ from gitquarry.history.narrow import NarrowCandidates, PickaxeReport, validate_n
 from gitquarry.history.ordering import order_candidates
 from gitquarry.history.pipeline import MergeFolder, candidates, copies
 from gitquarry.history.refs_contain import RefContainment
-from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_score
+from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_scorer
 from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
@@ -129,10 +129,9 @@ def _score_candidates(
         hit.id: round(lexical_score(hit.bm25, upper, hit.every), 6) for hit in lexical
     }
     similarity = dict(semantic_hits)
+    score = result_scorer(effective, weights, rrf_k)
     scored = [
-        (cid, result_score(effective, value, weights, rrf_k, lexical_scores.get(cid),
-                           similarity.get(cid)))
-        for cid, value in fused
+        (cid, score(value, lexical_scores.get(cid), similarity.get(cid))) for cid, value in fused
     ]
     return scored, lexical_scores
 

@@ -41,6 +41,9 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
         name="gitquarry", version=__version__, instructions=INSTRUCTIONS
     )
     searcher = HistorySearcher(workspace)
+    from gitquarry.history import phrase_cache
+
+    phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
     answers = history_tools.register(server, workspace, searcher)
     answer_tools.register(server, answers)
     graph_tools.register(server, workspace.root)

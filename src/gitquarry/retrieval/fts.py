@@ -16,6 +16,8 @@ version) matches its own text *or* its expansion: ``parseConfigFile`` becomes
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from gitquarry.retrieval.tokenize import query_units
@@ -31,42 +33,103 @@ def _has_token_chars(word: str) -> bool:
 MAX_QUERY_WORDS = 64
 
 
-def query_words(query: str) -> list[str]:
-    """The searchable words of ``query``: split on whitespace (NUL counts as whitespace),
-    without words holding no letter or digit, without repeats (case-insensitive), at most
-    ``MAX_QUERY_WORDS``. Repeats add nothing to a BM25 match but multiply FTS5's work, so a
-    query of one word repeated 300 times costs what the word alone costs.
-    """
-    words: list[str] = []
+@dataclass(frozen=True)
+class QueryWord:
+    """One searchable word of a query and its expansion (``tokenize.query_units``)."""
+
+    text: str
+    #: the phrases that must all match for the expanded form; None: no expansion
+    units: tuple[str, ...] | None
+
+    @property
+    def expression(self) -> str:
+        """The FTS5 expression this word matches (see the module doc)."""
+        own = fts5_string(self.text)
+        if self.units is None:
+            return own
+        expanded = " AND ".join(fts5_string(unit) for unit in self.units)
+        if len(self.units) > 1:
+            expanded = f"({expanded})"
+        return f"({own} OR {expanded})"
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's terms, parsed once (``parse_query``) and carried to every step that needs
+    them: the searchable words (``query_words``), the words past the limit
+    (``dropped_query_words``), each word's expansion, the FTS5 expressions and the phrases
+    ``bm25()`` sums over."""
+
+    query: str
+    words: tuple[QueryWord, ...]
+    dropped: tuple[str, ...]
+
+    @property
+    def texts(self) -> list[str]:
+        """The searchable words' texts (``query_words``)."""
+        return [w.text for w in self.words]
+
+    @property
+    def phrases(self) -> list[str]:
+        """``expression_phrases``: per word its own text, then its expansion units."""
+        out: list[str] = []
+        for word in self.words:
+            out.append(word.text)
+            out.extend(word.units or ())
+        return out
+
+    def expression(self, operator: Literal["AND", "OR"] = "AND") -> str:
+        """``fts5_match_expression`` of the query ("" when nothing is searchable)."""
+        if not self.words:
+            return ""
+        # explicit AND: FTS5 refuses an implicit AND next to a parenthesised group
+        # ('"raise" ("BadParameter" OR "Bad Parameter")' is a syntax error)
+        joiner = " AND " if operator == "AND" else " OR "
+        return joiner.join(word.expression for word in self.words)
+
+
+@lru_cache(maxsize=256)
+def parse_query(query: str) -> QueryTerms:
+    """Split ``query`` into its terms once: whitespace-separated words (NUL counts as
+    whitespace), without words holding no letter or digit, without repeats
+    (case-insensitive), at most ``MAX_QUERY_WORDS`` (the rest in ``dropped``), each with its
+    ``tokenize.query_units`` expansion. Repeats add nothing to a BM25 match but multiply
+    FTS5's work, so a query of one word repeated 300 times costs what the word alone costs.
+    Pure and cached (a search asks for the same query's terms at several steps). Never
+    raises."""
+    words: list[QueryWord] = []
+    dropped: list[str] = []
     seen: set[str] = set()
     for word in query.replace("\x00", " ").split():
         key = word.casefold()
         if key in seen or not _has_token_chars(word):
             continue
         seen.add(key)
-        words.append(word)
-        if len(words) == MAX_QUERY_WORDS:
-            break
-    return words
+        if len(words) < MAX_QUERY_WORDS:
+            units = query_units(word)
+            words.append(QueryWord(word, None if units is None else tuple(units)))
+        else:
+            dropped.append(word)
+    return QueryTerms(query, tuple(words), tuple(dropped))
+
+
+def query_words(query: str) -> list[str]:
+    """The searchable words of ``query`` (``parse_query``): split on whitespace, without
+    words holding no letter or digit, without repeats (case-insensitive), at most
+    ``MAX_QUERY_WORDS``."""
+    return parse_query(query).texts
 
 
 def dropped_query_words(query: str) -> list[str]:
     """The distinct searchable words of ``query`` past the ``MAX_QUERY_WORDS``-th, which
     ``query_words`` leaves out (surfaces warn ``query_words_dropped`` with them)."""
-    kept = {w.casefold() for w in query_words(query)}
-    dropped: list[str] = []
-    for word in query.replace("\x00", " ").split():
-        key = word.casefold()
-        if key not in kept and _has_token_chars(word):
-            kept.add(key)
-            dropped.append(word)
-    return dropped
+    return list(parse_query(query).dropped)
 
 
 def dropped_words_warning(query: str) -> tuple[str, str] | None:
     """``("query_words_dropped", message)`` when ``query`` holds more distinct words than
     are searched, else None."""
-    dropped = dropped_query_words(query)
+    dropped = parse_query(query).dropped
     if not dropped:
         return None
     shown = ", ".join(repr(w[:40]) for w in dropped[:5]) + (", …" if len(dropped) > 5 else "")
@@ -84,25 +147,15 @@ def fts5_string(text: str) -> str:
 def word_expression(word: str) -> str:
     """The FTS5 expression one query ``word`` (from ``query_words``) matches: its own text,
     or also its expansion when ``tokenize.query_units`` gives one (see the module doc)."""
-    own = fts5_string(word)
     units = query_units(word)
-    if units is None:
-        return own
-    expanded = " AND ".join(fts5_string(unit) for unit in units)
-    if len(units) > 1:
-        expanded = f"({expanded})"
-    return f"({own} OR {expanded})"
+    return QueryWord(word, None if units is None else tuple(units)).expression
 
 
 def expression_phrases(query: str) -> list[str]:
     """The phrases (unquoted text) of ``fts5_match_expression(query)`` in expression order:
     per word its own text, then its expansion units. FTS5's ``bm25()`` sums one term per
     phrase in this order (a phrase listed twice counts twice)."""
-    out: list[str] = []
-    for word in query_words(query):
-        out.append(word)
-        out.extend(query_units(word) or ())
-    return out
+    return parse_query(query).phrases
 
 
 def quote_fts5_terms(query: str) -> list[str]:
@@ -111,7 +164,7 @@ def quote_fts5_terms(query: str) -> list[str]:
     Returns a list like ``['"mcp-server"', '("parseConfig" OR "parse Config")']``; empty when
     the query holds no searchable word. Never raises.
     """
-    return [word_expression(word) for word in query_words(query)]
+    return [word.expression for word in parse_query(query).words]
 
 
 def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") -> str:
@@ -122,10 +175,4 @@ def fts5_match_expression(query: str, operator: Literal["AND", "OR"] = "AND") ->
     more of the words. An empty result means the caller must not run the query and should
     return no rows.
     """
-    terms = quote_fts5_terms(query)
-    if not terms:
-        return ""
-    # explicit AND: FTS5 refuses an implicit AND next to a parenthesised group
-    # ('"raise" ("BadParameter" OR "Bad Parameter")' is a syntax error)
-    joiner = " AND " if operator == "AND" else " OR "
-    return joiner.join(terms)
+    return parse_query(query).expression(operator)

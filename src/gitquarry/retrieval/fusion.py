@@ -39,10 +39,20 @@ def rrf_max_score(weights: Sequence[float], k: int = 60) -> float:
     return sum(w / (k + 1) for w in weights)
 
 
+def rrf_normaliser(weights: Sequence[float], k: int = 60) -> Callable[[float], float]:
+    """``normalise_rrf`` for one ``weights``/``k``, the best score computed once (a search
+    normalises hundreds of fused scores with the same weights)."""
+    best = rrf_max_score(weights, k)
+
+    def normalise(score: float) -> float:
+        return 0.0 if best <= 0 else max(0.0, min(1.0, score / best))
+
+    return normalise
+
+
 def normalise_rrf(score: float, weights: Sequence[float], k: int = 60) -> float:
     """Map a fused score to [0, 1] by dividing by the best possible score."""
-    best = rrf_max_score(weights, k)
-    return 0.0 if best <= 0 else max(0.0, min(1.0, score / best))
+    return rrf_normaliser(weights, k)(score)
 
 
 # --------------------------------------------------------------------------- query shape

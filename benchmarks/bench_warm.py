@@ -1,0 +1,132 @@
+"""Warm query latency in a long-lived process, with and without ``history.phrase_cache``
+(issue 21 target 3). Prints one JSON object.
+
+For an existing index (``--db``), the store open as the MCP server keeps it:
+
+1. ``--queries`` queries (``bench_history.make_queries``: 1-3 words of the synthetic
+   vocabulary, 20 % with a broad files glob, 20 % with a time window, 10 % both; or the JSON
+   lines of ``--query-file``), ``top_n`` 10, each run **twice in a row, once per side**
+   (FTS5 alone, then the cache; the order swaps every query), so machine load hits both
+   sides alike. The first pass over the queries is ``first_pass`` (the cache scans each
+   phrase it has not seen: the cost of a phrase's first query); ``--passes`` more passes
+   are ``warm`` (every phrase kept).
+2. Per side: CPU p50/p95 (``time.process_time``: the query's own cost on a loaded machine)
+   beside wall p50/p95, per query kind, and whether the two sides returned the same answers
+   (hash, score, bm25 of every result: ``identical``).
+3. ``--mode hybrid`` runs hybrid searches (the model loaded once before, vectors as they are
+   in the index: ``bench_hybrid.fill_random_vectors`` makes random ones).
+
+Usage::
+
+    python benchmarks/bench_warm.py --db WS/.gitquarry/index.db [--queries 100]
+        [--passes 2] [--mode lexical|hybrid] [--query-file benchmarks/queries/git-git.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_history import make_queries, pct
+
+
+def _stats(wall: list[float], cpu: list[float]) -> dict[str, float]:
+    return {
+        "n": len(cpu),
+        "cpu_p50_ms": round(statistics.median(cpu), 2),
+        "cpu_p95_ms": round(pct(cpu, 95), 2),
+        "wall_p50_ms": round(statistics.median(wall), 2),
+        "wall_p95_ms": round(pct(wall, 95), 2),
+    }
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    from bench_queries_real import load_queries
+
+    return [{**q, "kind": "file"} for q in load_queries(path)]
+
+
+def run(db: Path, n: int, passes: int, mode: str, query_file: Path | None,
+        seed: int = 0) -> dict[str, Any]:
+    from gitquarry.config import Config
+    from gitquarry.history import phrase_cache
+    from gitquarry.history.search import search_git_history
+    from gitquarry.store.connection import open_store
+
+    store = open_store(db)
+    semantic = None
+    if mode == "hybrid":
+        from gitquarry.history.semantic import load_semantic_ranker
+
+        semantic = load_semantic_ranker(Config(), store)
+        if semantic is None:
+            raise SystemExit("hybrid: no embedding model or no vectors in this index")
+        semantic.embedder().embed(["load the model"])
+    t_min, t_max = store.conn.execute(
+        "SELECT min(timestamp), max(timestamp) FROM git_commits").fetchone()
+    total = int(store.conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
+    queries = _load(query_file) if query_file else make_queries(n, seed, t_min, t_max)
+    for q in make_queries(10, seed + 1, t_min, t_max):  # imports, statements, first reads
+        args = {k: v for k, v in q.items() if k != "kind"}
+        search_git_history(store, mode=mode, semantic=semantic, top_n=10, **args)
+    phrase_cache.clear()
+    out: dict[str, Any] = {"db": str(db), "commits": total, "mode": mode,
+                           "queries": len(queries), "load_before": os.getloadavg()}
+    identical = True
+    for label, rounds in (("first_pass", 1), ("warm", passes)):
+        sides: dict[str, dict[str, list[float]]] = {
+            s: {"wall": [], "cpu": []} for s in ("fts5", "cache")}
+        kinds: dict[str, dict[str, list[float]]] = {}
+        for r in range(rounds):
+            for i, q in enumerate(queries):
+                args = {k: v for k, v in q.items() if k != "kind"}
+                order = ("fts5", "cache") if (i + r) % 2 == 0 else ("cache", "fts5")
+                answers = {}
+                for side in order:
+                    phrase_cache.enable(side == "cache")
+                    t, c = time.perf_counter(), time.process_time()
+                    resp = search_git_history(store, mode=mode, semantic=semantic, top_n=10,
+                                              **args)
+                    cpu = (time.process_time() - c) * 1000
+                    wall = (time.perf_counter() - t) * 1000
+                    sides[side]["wall"].append(wall)
+                    sides[side]["cpu"].append(cpu)
+                    kinds.setdefault(f"{side}:{q['kind']}", []).append(cpu)
+                    answers[side] = [(x.hash, x.score, x.bm25) for x in resp.results]
+                identical = identical and answers["fts5"] == answers["cache"]
+        phrase_cache.enable(False)
+        out[label] = {
+            side: _stats(v["wall"], v["cpu"]) for side, v in sides.items()
+        }
+        out[label]["cpu_p95_by_kind"] = {
+            k: round(pct(v, 95), 2) for k, v in sorted(kinds.items())}
+    out["identical"] = identical
+    out["cache_stats"] = dict(phrase_cache.stats)
+    out["load_after"] = os.getloadavg()
+    store.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", type=Path, required=True)
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--passes", type=int, default=2)
+    ap.add_argument("--mode", choices=("lexical", "hybrid"), default="lexical")
+    ap.add_argument("--query-file", type=Path, default=None)
+    args = ap.parse_args(argv)
+    print(json.dumps(run(args.db, args.queries, args.passes, args.mode, args.query_file),
+                     indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
