@@ -48,6 +48,9 @@ def run_cmd(
 
     if verbose:
         logging.getLogger().setLevel(logging.INFO)
+    from gitquarry.history import phrase_cache
+
+    phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
     # the web page, hosted on request; the CLI's own search answers (thin client)
     daemon = Daemon(log_stderr=verbose, web=WebService, answer_ops=daemon_search.OPS)
 
