@@ -158,7 +158,7 @@ class GitRepo:
         env = self.env(stamp, author=author, committer=committer)
         if isinstance(stamp, int) and self.resume:
             self._clock = stamp
-        self.git("commit", "-q", "--allow-empty", "-m", str(message or "change"), *extra,
+        self.git("commit", "-q", "--allow-empty", "-m", "change" if message is None else str(message), *extra,
                  env=env)
         return self.head()
 
