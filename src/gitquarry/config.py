@@ -166,6 +166,13 @@ class DocsConfig:
     #: default search mode and result count.
     mode: Literal["hybrid", "fulltext"] = "hybrid"
     limit: int = 10
+    #: hybrid docs search: RRF constant and list weights fusing full-text and cosine (by
+    #: heading section). Own keys, not ``[search]``'s (the history corpus's): measured on
+    #: the click and flask docs dev sets, k = 10 and semantic 1.5 beat [search]'s 20 / 1.0
+    #: (benchmarks/results/docs-levers-2026-12-02.jsonl).
+    rrf_k: int = 10
+    lexical_weight: float = 1.0
+    semantic_weight: float = 1.5
     #: ``gitquarry index`` also refreshes the HEAD docs set of registered repositories
     #: under the workspace.
     refresh_on_index: bool = True
@@ -273,6 +280,9 @@ REPOSITORY_OWNED_KEYS: frozenset[tuple[str, str]] = frozenset({
     # [docs]: only the ranking defaults; size limits, chunking and cache bounds are the user's
     ("docs", "mode"),
     ("docs", "limit"),
+    ("docs", "rrf_k"),
+    ("docs", "lexical_weight"),
+    ("docs", "semantic_weight"),
 })
 
 #: Repository-owned keys holding a directory: accepted from a repository-owned file only when
@@ -536,6 +546,15 @@ def _validate(config: Config, path: Path | None) -> None:
             raise bad(f"[search] {key}", "must be a finite number >= 0")
     if search.lexical_weight == 0 and search.semantic_weight == 0:
         raise bad("[search] lexical_weight and semantic_weight", "cannot both be 0")
+    docs = config.docs
+    if docs.rrf_k < 1:
+        raise bad("[docs] rrf_k", "must be >= 1")
+    for key in ("lexical_weight", "semantic_weight"):
+        value = getattr(docs, key)
+        if not (math.isfinite(value) and value >= 0):
+            raise bad(f"[docs] {key}", "must be a finite number >= 0")
+    if docs.lexical_weight == 0 and docs.semantic_weight == 0:
+        raise bad("[docs] lexical_weight and semantic_weight", "cannot both be 0")
     if not 1 <= search.top_n <= 100:
         raise bad("[search] top_n", "must be from 1 to 100")
     for key in ("debounce_s", "reconcile_s", "poll_s", "lease_wait_s", "cli_lease_wait_s",
