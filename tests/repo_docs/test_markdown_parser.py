@@ -56,6 +56,8 @@ DOCS = [
     "no headings at all\n",
     "# nul \x00 char\n",
     "Title\n===\n---\n",
+    "Indented underline\n   ===\n\nbody\n",
+    "Lone cr setext\r===\r",
 ]
 
 

@@ -107,7 +107,7 @@ def markdown_headings(text: str) -> list[Heading]:
         # keep line numbers: blank out the front matter rather than cutting it
         lines = text.split("\n")
         text = "\n" * skip + "\n".join(lines[skip:])
-    if "#" not in text and "\n=" not in text and "-" not in text:
+    if "#" not in text and "=" not in text and "-" not in text:
         return []  # no ATX marker and no setext underline: nothing to parse
     # CommonMark line endings: LF, CR LF and a lone CR (the parser counts lines so)
     source = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
