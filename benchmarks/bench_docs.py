@@ -17,7 +17,7 @@ are used: Markdown, reStructuredText, text); ``--fixture`` the relevance fixture
 - ``latency``: full-text query latency for repositories of the first 100 and 1,000 docs of
   ``--source``: warm (one long-lived service, as in the MCP server: 100 queries after the
   first) and cold (a new ``gitquarry repo-docs search --mode fulltext`` process per query,
-  with an indexed set and without one).
+  with an indexed set and without one), wall and CPU (the CLI process and its children).
 - ``hybrid``: warm hybrid latency over a set of about 20,000 chunks (``--source``'s docs cut at
   ``chunk_max_chars = 700``). Vectors are random unit vectors in the bundled model's
   namespace (embedding 20,000 chunks takes hours on 2 cores; latency depends on the matrix
@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -101,14 +102,16 @@ def bench_chunking(docs: list[tuple[str, str, bytes]]) -> dict[str, Any]:
     for cls in [*sorted({c for _p, c, _d in docs}), "all"]:
         subset = [(c, d) for _p, c, d in docs if cls in ("all", c)]
         size = sum(len(d) for _c, d in subset)
-        runs = []
+        runs, cpu = [], []
         for _ in range(3):
-            started = time.perf_counter()
+            started, cpu0 = time.perf_counter(), time.process_time()
             chunks = sum(len(chunk_document(d, c, policy)) for c, d in subset)
             runs.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - cpu0)
         best = statistics.median(runs)
         result[cls] = {"files": len(subset), "mib": round(size / 2**20, 2), "chunks": chunks,
-                       "mib_per_s": round(size / 2**20 / best, 2)}
+                       "mib_per_s": round(size / 2**20 / best, 2),
+                       "mib_per_cpu_s": round(size / 2**20 / statistics.median(cpu), 2)}
     return result
 
 
@@ -158,8 +161,8 @@ def bench_index(fixture: Path, tmp: Path) -> dict[str, Any]:
 
 
 def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
-                  sizes: tuple[int, ...] = (100, 1000), cold_runs: bool = True
-                  ) -> dict[str, Any]:
+                  sizes: tuple[int, ...] = (100, 1000), cold_runs: bool = True,
+                  cold_queries: int = 10) -> dict[str, Any]:
     out: dict[str, Any] = {}
     exe = Path(sys.executable).parent / "gitquarry"
     for n in sizes:
@@ -174,13 +177,18 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
 
         def cold(label: str, env: dict[str, str] = env,
                  entry: dict[str, Any] = entry) -> None:
-            times = []
-            for q in QUERIES[:10]:
+            times, cpu = [], []
+            for q in QUERIES[:cold_queries]:
                 started = time.perf_counter()
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 subprocess.run([str(exe), "repo-docs", "search", q, "--mode", "fulltext",
                                 "--json"], env=env, check=True, capture_output=True)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 times.append(time.perf_counter() - started)
+                # CPU of the CLI process and its children (git cat-file included)
+                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             entry[label] = {"p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
+                            "cpu_p50_ms": pct(cpu, 0.5), "cpu_p95_ms": pct(cpu, 0.95),
                             "runs": len(times)}
 
         if cold_runs:
@@ -192,6 +200,8 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
             cold("cold_cli_indexed")
         config = Config().replaced(embedding={"provider": "none"})
         registry = Registry(state / "gitquarry" / "repo-docs-registry.json")
+        # the children's state directory: the cache's owner token is recorded there
+        os.environ["XDG_STATE_HOME"] = str(state)
         with RepoDocsService(config, registry) as service:
             sel = Selector(f"bench/d{n}")
             started = time.perf_counter()
@@ -270,6 +280,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--skip", default="")
     parser.add_argument("--no-cold", action="store_true", help="skip the cold CLI runs")
+    parser.add_argument("--sizes", default="100,1000",
+                        help="repository sizes (documents) of the latency step")
+    parser.add_argument("--cold-queries", type=int, default=10,
+                        help="cold CLI runs per size and state (at most 20)")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     os.environ.setdefault("GITQUARRY_CONFIG", "/dev/null")
@@ -280,7 +294,9 @@ def main() -> None:
     steps: list[tuple[str, Callable[[Path], Any]]] = [
         ("chunking", lambda tmp: bench_chunking(docs)),
         ("index", lambda tmp: bench_index(args.fixture, tmp) if args.fixture else None),
-        ("latency", lambda tmp: bench_latency(docs, tmp, cold_runs=not args.no_cold)),
+        ("latency", lambda tmp: bench_latency(
+            docs, tmp, sizes=tuple(int(x) for x in args.sizes.split(",")),
+            cold_runs=not args.no_cold, cold_queries=args.cold_queries)),
         ("hybrid", lambda tmp: bench_hybrid(docs, tmp)),
     ]
     with tempfile.TemporaryDirectory() as tmp:

@@ -260,6 +260,15 @@ class DocsConfig:
         "process may hold", checks=(at_least(0),))
     mode: Literal["hybrid", "fulltext"] = setting("hybrid", "default search mode", owner=R)
     limit: int = setting(10, "default result count", owner=R, checks=(between(1, 50),))
+    rrf_k: int = setting(
+        10, "hybrid docs search: RRF constant fusing full-text and cosine (by heading "
+        "section); own key, not [search]'s (k = 10 beat 20 on the click and flask docs dev "
+        "sets)", owner=R, checks=(at_least(1),))
+    lexical_weight: float = setting(1.0, "weight of the full-text ranking in the docs fusion",
+                                    owner=R, checks=(WEIGHT,))
+    semantic_weight: float = setting(1.5, "weight of the vector ranking in the docs fusion "
+                                     "(1.5 beat 1.0 on the docs dev sets)",
+                                     owner=R, checks=(WEIGHT,))
     refresh_on_index: bool = setting(
         True, "``gitquarry index`` also refreshes the HEAD docs set of registered "
         "repositories under the workspace")
@@ -693,6 +702,8 @@ def _validate(config: Config, path: Path | None) -> None:
     search = config.search
     if search.lexical_weight == 0 and search.semantic_weight == 0:
         raise bad("[search] lexical_weight and semantic_weight", "cannot both be 0")
+    if config.docs.lexical_weight == 0 and config.docs.semantic_weight == 0:
+        raise bad("[docs] lexical_weight and semantic_weight", "cannot both be 0")
     docs = config.docs
     if not 0 <= docs.chunk_min_chars < docs.chunk_max_chars:
         raise bad("[docs] chunk_min_chars", "must be >= 0 and below chunk_max_chars")

@@ -158,8 +158,8 @@ class GitRepo:
         env = self.env(stamp, author=author, committer=committer)
         if isinstance(stamp, int) and self.resume:
             self._clock = stamp
-        self.git("commit", "-q", "--allow-empty", "-m", "change" if message is None else str(message), *extra,
-                 env=env)
+        text = "change" if message is None else str(message)
+        self.git("commit", "-q", "--allow-empty", "-m", text, *extra, env=env)
         return self.head()
 
     def head(self, ref: str = "HEAD") -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from gitquarry.parsing.markdown import Heading, title_from_line
 from gitquarry.repo_docs.policy import canonical_json
@@ -67,20 +68,24 @@ class _Lines:
     text: list[str]  # lines without their "\n"
     offsets: list[int]  # byte offset of each line's start; one extra entry: total length
     chars: list[int]  # characters per line, "\n" included
+    #: ``cum[i]``: characters of lines ``[0, i)`` ("\n" included), so a range's size is
+    #: ``cum[b] - cum[a]``
+    cum: list[int]
+    blank: list[bool]  # whitespace-only lines
 
 
 def _lines(text: str) -> _Lines:
     lines = text.split("\n")
-    offsets = [0] * (len(lines) + 1)
-    chars = [0] * len(lines)
-    pos = 0
-    for i, line in enumerate(lines):
-        offsets[i] = pos
-        n = len(line)
-        pos += (n if line.isascii() else len(line.encode("utf-8"))) + 1
-        chars[i] = n + 1
-    offsets[-1] = pos - 1  # the last line has no "\n"
-    return _Lines(lines, offsets, chars)
+    chars = [len(line) + 1 for line in lines]
+    if text.isascii():
+        sizes = chars
+    else:
+        sizes = [n if line.isascii() else len(line.encode("utf-8")) + 1
+                 for line, n in zip(lines, chars, strict=True)]
+    offsets = [0, *accumulate(sizes)]
+    offsets[-1] -= 1  # the last line has no "\n"
+    blank = [not line.strip() for line in lines]
+    return _Lines(lines, offsets, chars, [0, *accumulate(chars)], blank)
 
 
 def headings_for(text: str, content_class: str) -> list[Heading]:
@@ -138,41 +143,38 @@ def heading_path_reader(data: bytes) -> Callable[[Sequence[int]], tuple[str, ...
     return read
 
 
-def _blank(line: str) -> bool:
-    return not line.strip()
-
-
 def _pieces(lines: _Lines, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
     """Split lines [start, end) into runs of at most ``max_chars`` characters: whole
     paragraphs packed greedily, a paragraph over the bound by lines. Returns line-index
     ranges; a single line over the bound is a range of its own (cut later)."""
+    blank, cum = lines.blank, lines.cum
     paragraphs: list[tuple[int, int]] = []
     i = start
     while i < end:
-        while i < end and _blank(lines.text[i]):
+        while i < end and blank[i]:
             i += 1
         j = i
-        while j < end and not _blank(lines.text[j]):
+        while j < end and not blank[j]:
             j += 1
         if j > i:
             paragraphs.append((i, j))
         i = j
     units: list[tuple[int, int]] = []
     for a, b in paragraphs:
-        if sum(lines.chars[a:b]) <= max_chars:
+        if cum[b] - cum[a] <= max_chars:
             units.append((a, b))
         else:
             units.extend((k, k + 1) for k in range(a, b))
     runs: list[tuple[int, int]] = []
     run_start, run_end, size = -1, -1, 0
     for a, b in units:
-        unit_size = sum(lines.chars[run_end:b]) if run_start >= 0 else sum(lines.chars[a:b])
+        unit_size = cum[b] - cum[run_end] if run_start >= 0 else cum[b] - cum[a]
         if run_start >= 0 and size + unit_size <= max_chars:
             run_end, size = b, size + unit_size
             continue
         if run_start >= 0:
             runs.append((run_start, run_end))
-        run_start, run_end, size = a, b, sum(lines.chars[a:b])
+        run_start, run_end, size = a, b, cum[b] - cum[a]
     if run_start >= 0:
         runs.append((run_start, run_end))
     return runs
@@ -213,7 +215,7 @@ def chunk_document(data: bytes, content_class: str,
     carry: Section | None = None
     for start, end, path, path_lines in sections:
         if carry is not None:
-            combined = sum(lines.chars[carry[0]:end])
+            combined = lines.cum[end] - lines.cum[carry[0]]
             parent = carry[2][:-1]
             related = path[: len(parent)] == parent and len(path) >= len(carry[2])
             if combined <= policy.max_chars and related:
@@ -223,8 +225,8 @@ def chunk_document(data: bytes, content_class: str,
             else:
                 merged.append(carry)
             carry = None
-        size = sum(lines.chars[start:end])
-        if size < policy.min_chars and any(not _blank(t) for t in lines.text[start:end]):
+        size = lines.cum[end] - lines.cum[start]
+        if size < policy.min_chars and not all(lines.blank[start:end]):
             carry = (start, end, path, path_lines)
             continue
         merged.append((start, end, path, path_lines))

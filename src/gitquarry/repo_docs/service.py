@@ -449,11 +449,11 @@ class RepoDocsService:
                 if semantic is not None:
                     response["effective_mode"] = "hybrid"
                 hydrator = Hydrator(reader, resolved.overlay, self.config.docs.max_blob_bytes)
-                search = self.config.search
+                docs = self.config.docs  # the docs corpus's own fusion constants
                 hits, summary = rank(
                     index, query, limit=limit, semantic=semantic, hydrator=hydrator,
-                    warnings=warnings, heading_path=self._heading_path, rrf_k=search.rrf_k,
-                    weights=(search.lexical_weight, search.semantic_weight),
+                    warnings=warnings, heading_path=self._heading_path, rrf_k=docs.rrf_k,
+                    weights=(docs.lexical_weight, docs.semantic_weight),
                     pipeline=settings, reranker=reranker, reranker_problem=problem,
                     explain=explain)
             for hit in hits:
