@@ -35,6 +35,8 @@ from gitquarry.retrieval.filters import check_time_range, compile_glob
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
     SHAPE_WEIGHTS,
+    default_lexical_guard,
+    guard_lexical,
     introduction_subject,
     rrf_fuse,
     rrf_fuse_partial,
@@ -398,6 +400,10 @@ def search_git_history(
                     )
                 else:
                     fused = rrf_fuse(rankings, weights, k=rrf_k)
+                if effective == "hybrid":
+                    # a strong keyword hit the vectors cannot see keeps a place near the top
+                    fused = guard_lexical(fused, rankings[0], rankings[1],
+                                          default_lexical_guard())
                 if upper is None and lexical and effective != "semantic":
                     upper = bm25_upper_bound(conn, ranked_query, total)
                 by_fusion, lex_scores = _score_candidates(
