@@ -375,6 +375,7 @@ def evaluate(
     merges: str | None = None,
     weight_by_shape: bool | None = None,
     embedding: tuple[str, str] | None = None,
+    build: bool = True,
 ) -> dict[str, Any]:
     """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc).
 
@@ -397,7 +398,7 @@ def evaluate(
             search_cfg.semantic_weight = semantic_weight
         if weight_by_shape is not None:
             search_cfg.weight_by_shape = weight_by_shape
-        index_info = build_index(workspace, embed=embed)
+        index_info = build_index(workspace, embed=embed) if build else {"built": False}
         searcher = HistorySearcher(workspace)
         try:
             rows, facts = run_queries(searcher, queries, k=k, modes=modes, merges=merges)
@@ -439,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="'auto' (temporary, default), 'workspace' (configured), or a DIR")
     parser.add_argument("--modes", default=",".join(MODES),
                         help="comma-separated subset of lexical,semantic,hybrid")
+    parser.add_argument("--no-build", action="store_true",
+                        help="search the index in --index-dir as it is (no indexing run)")
     parser.add_argument("--no-embed", action="store_true",
                         help="do not compute vectors (semantic/hybrid degrade to lexical)")
     parser.add_argument("--rrf-k", type=int, default=None, help="override [search] rrf_k")
@@ -479,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     report = evaluate(
         args.repo, queries, k=args.k, index_dir=args.index_dir, modes=modes,
-        embed=not args.no_embed, rrf_k=args.rrf_k, lexical_weight=args.lexical_weight,
+        embed=not args.no_embed, build=not args.no_build, rrf_k=args.rrf_k,
+        lexical_weight=args.lexical_weight,
         semantic_weight=args.semantic_weight, verbose=args.verbose,
         doc_format=args.doc_format, study=args.study, merges=args.merges,
         weight_by_shape=False if args.no_shape_weights else None,
