@@ -5,7 +5,7 @@ Usage::
 
     python benchmarks/eval_history.py --repo PATH --queries FILE [--k 10] [--index-dir auto]
         [--verbose] [--no-embed] [--modes lexical,semantic,hybrid]
-        [--rrf-k N] [--lexical-weight W] [--semantic-weight W]
+        [--rrf-k N] [--lexical-weight W] [--semantic-weight W] [--model DIR]
 
 ``FILE`` is JSON Lines, one query per line::
 
@@ -178,6 +178,14 @@ def _summary(rows: list[dict[str, Any]], mode: str, k: int) -> dict[str, Any]:
     }
 
 
+def _pct(values: list[float], pct: int) -> float | None:
+    """The ``pct``-th percentile of ``values`` (seconds) in ms, nearest rank; None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(1000 * ordered[min(len(ordered) - 1, int(len(ordered) * pct / 100))], 1)
+
+
 def run_queries(
     searcher: HistorySearcher, queries: list[Query], *, k: int, modes: Sequence[str],
     merges: str | None = None,
@@ -186,15 +194,20 @@ def run_queries(
     rows: list[dict[str, Any]] = []
     degraded: dict[str, int] = {m: 0 for m in modes}
     seconds: dict[str, float] = {m: 0.0 for m in modes}
+    walls: dict[str, list[float]] = {m: [] for m in modes}
+    cpus: dict[str, list[float]] = {m: [] for m in modes}
     for q in queries:
         row: dict[str, Any] = {"query": q.query, "kind": q.kind, "line": q.line}
         for mode in modes:
-            t0 = time.monotonic()
+            t0, c0 = time.monotonic(), time.process_time()
             response = searcher.search(
                 q.query, top_n=k, files_glob=q.files_glob, after=q.after, before=q.before,
                 mode=mode, merges=merges,
             )
-            seconds[mode] += time.monotonic() - t0
+            wall, cpu = time.monotonic() - t0, time.process_time() - c0
+            seconds[mode] += wall
+            walls[mode].append(wall)
+            cpus[mode].append(cpu)
             if response.effective_mode != mode:
                 degraded[mode] += 1
             hashes = [r.hash for r in response.results]
@@ -206,6 +219,11 @@ def run_queries(
         "degraded_to_lexical": degraded,
         "mean_query_ms": {m: round(1000 * s / max(len(queries), 1), 1)
                           for m, s in seconds.items()},
+        # per query, process CPU (all threads) and wall, ms; the first query of a mode
+        # loads the model and the vector matrix, so p50/p95 leave it out
+        "latency_ms": {m: {"cpu_p50": _pct(cpus[m][1:], 50), "cpu_p95": _pct(cpus[m][1:], 95),
+                           "wall_p50": _pct(walls[m][1:], 50),
+                           "wall_p95": _pct(walls[m][1:], 95)} for m in modes},
     }
     return rows, facts
 
@@ -358,6 +376,7 @@ def evaluate(
     merges: str | None = None,
     weight_by_shape: bool | None = None,
     embedding: tuple[str, str] | None = None,
+    build: bool = True,
 ) -> dict[str, Any]:
     """Index ``repo``, run ``queries`` in every mode; the report as a dict (see module doc).
 
@@ -380,7 +399,7 @@ def evaluate(
             search_cfg.semantic_weight = semantic_weight
         if weight_by_shape is not None:
             search_cfg.weight_by_shape = weight_by_shape
-        index_info = build_index(workspace, embed=embed)
+        index_info = build_index(workspace, embed=embed) if build else {"built": False}
         searcher = HistorySearcher(workspace)
         try:
             rows, facts = run_queries(searcher, queries, k=k, modes=modes, merges=merges)
@@ -422,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="'auto' (temporary, default), 'workspace' (configured), or a DIR")
     parser.add_argument("--modes", default=",".join(MODES),
                         help="comma-separated subset of lexical,semantic,hybrid")
+    parser.add_argument("--no-build", action="store_true",
+                        help="search the index in --index-dir as it is (no indexing run)")
     parser.add_argument("--no-embed", action="store_true",
                         help="do not compute vectors (semantic/hybrid degrade to lexical)")
     parser.add_argument("--rrf-k", type=int, default=None, help="override [search] rrf_k")
@@ -436,6 +457,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="[search] weight_by_shape = false (plain weighted RRF)")
     parser.add_argument("--embedding", nargs=2, metavar=("PROVIDER", "MODEL"), default=None,
                         help="override [embedding] provider and model, e.g. onnx DIR")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="an ONNX model directory to compare (same as --embedding onnx DIR)")
+    parser.add_argument("--vector-cache", type=Path, default=None,
+                        help="SQLite file caching index-time vectors by (model, budget, "
+                        "sha256 of text): never embed one text twice (benchmarks/_vector_cache.py)")
+    parser.add_argument("--donor-index", type=Path, action="append", default=[],
+                        help="an index.db whose commit vectors seed --vector-cache")
     parser.add_argument("--study", action="store_true",
                         help="add the fusion study and git's recipe on 'introduced' questions")
     args = parser.parse_args(argv)
@@ -443,18 +471,29 @@ def main(argv: list[str] | None = None) -> int:
     bad = [m for m in modes if m not in MODES]
     if bad or not 1 <= args.k <= 100:
         parser.error(f"bad --modes {bad}" if bad else "--k must be 1..100")
+    cached: list[Any] = []
+    if args.vector_cache is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from _vector_cache import install
+
+        cached = install(args.vector_cache, args.donor_index)
     try:
         queries = load_queries(args.queries)
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     report = evaluate(
         args.repo, queries, k=args.k, index_dir=args.index_dir, modes=modes,
-        embed=not args.no_embed, rrf_k=args.rrf_k, lexical_weight=args.lexical_weight,
+        embed=not args.no_embed, build=not args.no_build, rrf_k=args.rrf_k,
+        lexical_weight=args.lexical_weight,
         semantic_weight=args.semantic_weight, verbose=args.verbose,
         doc_format=args.doc_format, study=args.study, merges=args.merges,
         weight_by_shape=False if args.no_shape_weights else None,
-        embedding=tuple(args.embedding) if args.embedding else None,
+        embedding=(("onnx", str(args.model.expanduser().resolve())) if args.model
+                   else tuple(args.embedding) if args.embedding else None),
     )
+    if cached:
+        report["vector_cache"] = {"hits": sum(c.hits for c in cached),
+                                  "misses": sum(c.misses for c in cached)}
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -41,6 +41,8 @@ from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
     SHAPE_WEIGHTS,
+    default_lexical_guard,
+    guard_lexical,
     introduction_subject,
     rrf_fuse,
     rrf_fuse_partial,
@@ -505,6 +507,10 @@ class _HistorySearch:
             )
         else:
             fused = rrf_fuse(rankings, weights, k=engine.rrf_k)
+        if effective == "hybrid":
+            # a strong keyword hit the vectors cannot see keeps a place near the top (the
+            # guard is off by default: measured, no gain with the shipped model)
+            fused = guard_lexical(fused, rankings[0], rankings[1], default_lexical_guard())
         return rankings, weights, fused
 
     def _pipeline(self, scored: list[tuple[int, float]], vectors_ns: int | None,

@@ -225,3 +225,83 @@ def rrf_fuse_partial(
             value = monotone[-1][1]
         monotone.append((key, value))
     return monotone
+
+
+@dataclass(frozen=True)
+class LexicalGuard:
+    """The rule that keeps a strong keyword hit in the hybrid ranking (issue 22, "hybrid is
+    never below lexical alone"): each of the lexical ranking's first ``keep`` items whose
+    semantic rank is worse than ``blind_rank`` (or that the semantic ranking does not hold:
+    the vectors cannot see it) is placed no lower than ``slot × its lexical rank`` in the
+    fused order. ``keep = 0`` turns the rule off."""
+
+    keep: int = 0
+    slot: int = 2
+    blind_rank: int = 0
+
+
+def guard_lexical(
+    fused: Sequence[tuple[K, float]],
+    lexical: Sequence[K],
+    semantic: Sequence[K],
+    guard: LexicalGuard,
+) -> list[tuple[K, float]]:
+    """``fused`` ((id, value) best first, values non-increasing) with :class:`LexicalGuard`
+    applied. Each guarded item (lexical rank ``r`` ≤ ``keep``, semantic rank worse than
+    ``blind_rank``) has a deadline ``slot × r``; the output is filled slot by slot: a guarded
+    item whose deadline is reached goes there, otherwise the next item of the fused order.
+    So every guarded item ends at or above its deadline (deadlines are distinct; one above
+    its deadline may step down, never past it, to make room for another), and all other
+    items keep their relative order, each moving down by at most the number of guarded
+    items. A moved item
+    takes the value of the next unmoved item, so values stay non-increasing and sorting by
+    value (ties by list order) keeps the order. The id set never changes."""
+    if guard.keep <= 0 or not fused or not lexical:
+        return list(fused)
+    sem_rank = {key: n for n, key in enumerate(semantic, start=1)}
+    value_of = dict(fused)
+    deadline: dict[K, int] = {}
+    for rank, key in enumerate(lexical[: guard.keep], start=1):
+        if key in deadline or key not in value_of:
+            continue
+        if sem_rank.get(key, len(semantic) + 1) > guard.blind_rank:
+            deadline[key] = guard.slot * rank  # else: the vectors see it, fusion weighed both
+    if not deadline:
+        return list(fused)
+    due = sorted(deadline, key=deadline.__getitem__)
+    order: list[K] = []
+    placed: set[K] = set()
+    moved: set[K] = set()
+    natural = iter(key for key, _ in fused)
+    while len(order) < len(fused):
+        slot = len(order) + 1
+        while due and due[0] in placed:
+            due.pop(0)
+        if due and deadline[due[0]] <= slot:
+            key = due.pop(0)
+            moved.add(key)
+        else:
+            key = next(natural)
+            if key in placed:
+                continue
+        placed.add(key)
+        order.append(key)
+    out: list[tuple[K, float]] = []
+    for n, key in enumerate(order):
+        value = value_of[key]
+        if key in moved:
+            value = max(value, next((value_of[k] for k in order[n + 1:] if k not in moved),
+                                    value))
+        if out:
+            value = min(value, out[-1][1])
+        out.append((key, value))
+    return out
+
+
+#: The lexical guard hybrid history search applies (measured: docs/performance.md).
+LEXICAL_GUARD = LexicalGuard()
+
+
+def default_lexical_guard() -> LexicalGuard:
+    """The guard in use (read at call time, so benchmarks can swap it)."""
+    return LEXICAL_GUARD
