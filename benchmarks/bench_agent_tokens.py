@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from gitquarry.bounded import bound_history_response
-from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
-from gitquarry.history.narrow import Narrowing
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.answers.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
+from gitquarry.history.search.narrow import Narrowing
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval.filters import interpret_time
-from gitquarry.tokens import estimate_tokens
+from gitquarry.token_budget import estimate_tokens
 from gitquarry.workspace import resolve_workspace
 
 sys.path.insert(0, str(Path(__file__).parent))

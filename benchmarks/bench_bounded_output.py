@@ -27,8 +27,8 @@ from pathlib import Path
 
 from gitquarry.bounded import bound_history_response
 from gitquarry.config import load_config
-from gitquarry.history.indexer import index_workspace
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.index.indexer import index_workspace
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.store import open_store
 from gitquarry.workspace import Workspace
 

@@ -31,8 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gitquarry.gitio.refs import display_ref, ref_from_bytes
-from gitquarry.history.refs_contain import RefContainment, short_ref
-from gitquarry.history.search import search_git_history
+from gitquarry.history.index.refs_contain import RefContainment, short_ref
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.store import open_store
 
 #: the old bounds: copies looked up per response, git processes at once

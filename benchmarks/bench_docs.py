@@ -52,10 +52,10 @@ sys.path.insert(0, str(ROOT / "src"))
 from gitquarry.config import Config  # noqa: E402
 from gitquarry.embedding.base import Embedder  # noqa: E402
 from gitquarry.gitio.catfile import BlobReader  # noqa: E402
+from gitquarry.repo_docs.api import RepoDocsService  # noqa: E402
 from gitquarry.repo_docs.chunker import ChunkPolicy, chunk_document  # noqa: E402
 from gitquarry.repo_docs.plan import RevisionView  # noqa: E402
 from gitquarry.repo_docs.registry import Registry, Selector  # noqa: E402
-from gitquarry.repo_docs.service import RepoDocsService  # noqa: E402
 
 QUERIES = [
     "dependency injection", "background tasks", "path parameters", "query parameters",

@@ -46,10 +46,10 @@ import numpy as np
 
 from gitquarry.config import EmbeddingConfig, load_config
 from gitquarry.embedding import create_embedder, minilm
-from gitquarry.history.document import default_format
-from gitquarry.history.embed import embed_pending, ensure_namespace
-from gitquarry.history.indexer import index_workspace
-from gitquarry.history.progress import NullProgress
+from gitquarry.history.index.document import default_format
+from gitquarry.history.index.embed import embed_pending, ensure_namespace
+from gitquarry.history.index.indexer import index_workspace
+from gitquarry.history.index.progress import NullProgress
 from gitquarry.workspace import Workspace
 
 QUERIES = [

@@ -84,7 +84,7 @@ def git_env() -> dict[str, str]:
 def child_index(repo: str, db: str) -> None:
     """Run in a fresh interpreter: open the store, index the workspace, print JSON."""
     from gitquarry.config import Config
-    from gitquarry.history.indexer import index_workspace
+    from gitquarry.history.index.indexer import index_workspace
     from gitquarry.store.connection import open_store
 
     t = time.perf_counter()
@@ -228,7 +228,7 @@ def make_queries(n: int, seed: int, t_min: int, t_max: int) -> list[dict[str, An
 
 
 def bench_queries(db: Path, n: int, seed: int) -> dict[str, Any]:
-    from gitquarry.history.search import search_git_history
+    from gitquarry.history.search.engine import search_git_history
     from gitquarry.store.connection import open_store
 
     store = open_store(db)

@@ -37,11 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _synthetic import build_repo
 from gitquarry.config import Config
 from gitquarry.embedding import create_embedder, to_blob
-from gitquarry.history.document import default_format, text_format
-from gitquarry.history.embed import embed_pending, ensure_namespace
-from gitquarry.history.indexer import index_workspace
-from gitquarry.history.search import search_git_history
-from gitquarry.history.semantic import load_semantic_ranker
+from gitquarry.history.index.document import default_format, text_format
+from gitquarry.history.index.embed import embed_pending, ensure_namespace
+from gitquarry.history.index.indexer import index_workspace
+from gitquarry.history.search.engine import search_git_history
+from gitquarry.history.search.semantic import load_semantic_ranker
 from gitquarry.store import open_store
 
 WORDS = ["cache", "parser", "auth token", "timeout retry", "session cookie", "fix leak",

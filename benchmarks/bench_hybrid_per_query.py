@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hybrid import PARAPHRASES, WORDS
 from gitquarry.config import Config
-from gitquarry.history.search import search_git_history
-from gitquarry.history.semantic import load_semantic_ranker
+from gitquarry.history.search.engine import search_git_history
+from gitquarry.history.search.semantic import load_semantic_ranker
 from gitquarry.store import open_store
 
 

@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{args.db} exists; the benchmark measures a fresh index")
 
     from gitquarry.config import Config
-    from gitquarry.history.indexer import index_workspace
+    from gitquarry.history.index.indexer import index_workspace
     from gitquarry.store.connection import open_store
 
     git_dir = args.repo / ".git" if (args.repo / ".git").is_dir() else args.repo

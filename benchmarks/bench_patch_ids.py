@@ -32,7 +32,7 @@ def child(repo: str, db: str, mode: str) -> None:
     """In a fresh interpreter: index ``repo`` into ``db``; ``mode`` is ``off`` (no
     patch-ids, no backfill), ``on`` (the shipped indexer) or ``backfill`` (``db`` already
     holds the commits without patch-ids; the run only backfills them)."""
-    import gitquarry.history.indexer as indexer
+    import gitquarry.history.index.indexer as indexer
     from gitquarry.config import Config
     from gitquarry.store.connection import open_store
 

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label", default="")
     args = ap.parse_args(argv)
 
-    from gitquarry.history.search import search_git_history
+    from gitquarry.history.search.engine import search_git_history
     from gitquarry.store.connection import open_store
 
     queries = load_queries(args.queries)

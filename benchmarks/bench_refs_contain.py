@@ -3,7 +3,7 @@
 change; the change check after a write that needs no rebuild (say, embeddings); against
 ``git for-each-ref --contains`` for comparison.
 
-With ``--baseline REV`` the ``history/refs_contain.py`` of git revision REV (of this
+With ``--baseline REV`` the ``history/index/refs_contain.py`` of git revision REV (of this
 checkout) is loaded too and timed side by side in the same run, sample by sample on the same
 hits (alternating which goes first), and both answers are compared (``answers_equal``).
 
@@ -26,14 +26,14 @@ import types
 from pathlib import Path
 from typing import Any
 
-from gitquarry.history.refs_contain import RefContainment
+from gitquarry.history.index.refs_contain import RefContainment
 from gitquarry.store import open_store
 
 
 def _baseline(rev: str) -> Any:
     root = Path(__file__).resolve().parent.parent
     source = subprocess.run(
-        ["git", "-C", str(root), "show", f"{rev}:src/gitquarry/history/refs_contain.py"],
+        ["git", "-C", str(root), "show", f"{rev}:src/gitquarry/history/index/refs_contain.py"],
         capture_output=True, text=True, check=True).stdout
     module = types.ModuleType("refs_contain_baseline")
     sys.modules[module.__name__] = module  # dataclasses look their module up

@@ -1,4 +1,4 @@
-"""How far ``gitquarry.tokens.estimate_tokens`` lies from real tokenizers on real payloads.
+"""How far ``gitquarry.token_budget.estimate_tokens`` lies from real tokenizers on real payloads.
 
 Payloads: JSON results (metadata, message, files, first 200 diff lines) of 60 random commits
 from each repository given, plus 40 CJK/Cyrillic/emoji payloads. Tokenizers: ``cl100k_base``
@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitquarry.tokens import estimate_tokens
+from gitquarry.token_budget import estimate_tokens
 
 
 def _encoding(name: str, data: dict, tiktoken: object) -> object:

@@ -57,14 +57,14 @@ def _load(path: Path) -> list[dict[str, Any]]:
 def run(db: Path, n: int, passes: int, mode: str, query_file: Path | None,
         seed: int = 0) -> dict[str, Any]:
     from gitquarry.config import Config
-    from gitquarry.history import phrase_cache
-    from gitquarry.history.search import search_git_history
+    from gitquarry.history.search import phrase_cache
+    from gitquarry.history.search.engine import search_git_history
     from gitquarry.store.connection import open_store
 
     store = open_store(db)
     semantic = None
     if mode == "hybrid":
-        from gitquarry.history.semantic import load_semantic_ranker
+        from gitquarry.history.search.semantic import load_semantic_ranker
 
         semantic = load_semantic_ranker(Config(), store)
         if semantic is None:

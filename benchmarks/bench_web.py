@@ -87,7 +87,7 @@ def main() -> None:
     from tests.web.http_client import request, sign_in
 
     from gitquarry.config import load_config
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.search.searcher import HistorySearcher
     from gitquarry.workspace import Workspace
 
     def cli(*argv: str) -> str:

@@ -7,7 +7,7 @@ after every batch, it compares the remaining time each estimator predicted with 
 that actually remained:
 
 * ``average``: remaining commits / average rate so far (what a plain progress bar shows);
-* ``weighted``: ``gitquarry.history.progress.EtaEstimator`` (cost per commit fitted along
+* ``weighted``: ``gitquarry.history.index.progress.EtaEstimator`` (cost per commit fitted along
   the run, see its docstring), what ``gitquarry index`` shows.
 
 Prints one JSON object: per repository and estimator, the ratio predicted / actual over the
@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 from gitquarry.config import load_config
-from gitquarry.history.indexer import index_workspace
-from gitquarry.history.progress import EtaEstimator
+from gitquarry.history.index.indexer import index_workspace
+from gitquarry.history.index.progress import EtaEstimator
 from gitquarry.store import open_store
 
 

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from gitquarry.config import Config  # noqa: E402
+from gitquarry.repo_docs.api import RepoDocsService  # noqa: E402
 from gitquarry.repo_docs.registry import Registry, Selector  # noqa: E402
-from gitquarry.repo_docs.service import RepoDocsService  # noqa: E402
 
 
 def relevant(hit: dict[str, Any], q: dict[str, Any]) -> bool:

@@ -31,7 +31,7 @@ from eval_history import (
     run_queries,
     summarise,
 )
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search.searcher import HistorySearcher
 
 #: (rrf_k, weight_by_shape, lexical weight, semantic weight)
 VARIANTS: dict[str, tuple[int, bool, float, float]] = {

@@ -22,8 +22,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_history import load_queries, make_workspace, run_queries, summarise
-from gitquarry.history import search as history_search
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search import engine as history_search
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval import fusion
 from gitquarry.retrieval.fusion import LexicalGuard, ShapeWeights
 

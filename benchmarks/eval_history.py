@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from gitquarry.config import load_config
-from gitquarry.history import document
-from gitquarry.history.indexer import index_workspace
-from gitquarry.history.progress import NullProgress
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.index import document
+from gitquarry.history.index.indexer import index_workspace
+from gitquarry.history.index.progress import NullProgress
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.indexing import index_extras
 from gitquarry.retrieval.filters import parse_time
 from gitquarry.retrieval.fusion import (

@@ -15,7 +15,7 @@ slots among the top-5 results, and distinct topics in the top 5 judged from git
 (``eval_pipeline.Topics``: same patch-id, or a merge bringing the other in).
 
 The earlier alternative, demoting such merges below the other results instead of folding
-them (the first shift's ``history/ordering.py``), was measured with this script at commit
+them (the first shift's ``history/search/ordering.py``), was measured with this script at commit
 ``embedrel`` 2026-11-30 (raw: ``benchmarks/results/merges-click-2026-11-30.json``) and
 removed: one mechanism is kept (docs/performance.md, "Merges").
 """
@@ -34,9 +34,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_history import build_index, load_queries, make_workspace, score_results
 from eval_pipeline import Topics
-from gitquarry.history import pipeline as pipeline_module
-from gitquarry.history import search as search_module
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search import candidate_stream as pipeline_module
+from gitquarry.history.search import engine as search_module
+from gitquarry.history.search.searcher import HistorySearcher
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "none": {"fold": None, "merges": "include"},

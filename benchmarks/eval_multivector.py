@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_history import load_queries, make_workspace, score_results
 from gitquarry.embedding import create_embedder
-from gitquarry.history.document import default_format, diff_digest
+from gitquarry.history.index.document import default_format, diff_digest
 
 
 def main(argv: list[str] | None = None) -> int:

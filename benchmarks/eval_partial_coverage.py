@@ -43,7 +43,7 @@ from eval_history import (
     run_queries,
     summarise,
 )
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search.searcher import HistorySearcher
 
 MODES = ("lexical", "hybrid")
 

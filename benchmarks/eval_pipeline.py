@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_history import build_index, load_queries, make_workspace, score_results
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search.searcher import HistorySearcher
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "plain": {"collapse_copies": False, "ngram_dedup_enabled": False, "mmr_enabled": False},

@@ -42,8 +42,8 @@ from eval_history import Query, build_index, load_queries, make_workspace, score
 from gitquarry.embedding.base import Embedder
 from gitquarry.embedding.minilm import MiniLMOnnxEmbedder
 from gitquarry.embedding.onnx_dir import OnnxDirEmbedder
-from gitquarry.history.document import default_format
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.index.document import default_format
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval.filters import compile_glob
 from gitquarry.retrieval.fusion import SHAPE_WEIGHTS, rrf_fuse
 

@@ -33,8 +33,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_history import build_index, load_queries, make_workspace, score_results
 from gitquarry.embedding.minilm import MiniLMOnnxEmbedder
-from gitquarry.history.document import DEFAULT_FORMAT, DocumentFormat
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.index.document import DEFAULT_FORMAT, DocumentFormat
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval.filters import compile_glob
 from gitquarry.retrieval.fusion import SHAPE_WEIGHTS, rrf_fuse
 

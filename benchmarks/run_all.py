@@ -286,7 +286,7 @@ def figure_thin_client(ws: Path, queries: list[str], rounds: int,
 
 
 def figure_refs(ws: Path, rounds: int) -> dict[str, Any]:
-    from gitquarry.history.refs_contain import RefContainment, build_sets, persisted_digest
+    from gitquarry.history.index.refs_contain import RefContainment, build_sets, persisted_digest
     from gitquarry.store import open_store
 
     store = open_store(ws / ".gitquarry" / "index.db")

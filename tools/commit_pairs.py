@@ -6,7 +6,7 @@ Reads public repositories' history (bare mirrors brought here with the search to
     {"repo": "psf/black", "commit": "<sha>", "query": "<title or title + message>",
      "document": "<commit document v2 without title and message>"}
 
-The document is gitquarry's own commit document (``gitquarry.history.document``, layout v2:
+The document is gitquarry's own commit document (``gitquarry.history.index.document``, layout v2:
 changed paths, hunk contexts, identifiers on changed lines, changed lines) built with an
 empty title and message, cut to the characters of 128 tokens: what the model must learn to
 match the words of a title to. The query is the title (trailing ``(#123)`` removed), or, for a
@@ -42,7 +42,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from gitquarry.history.document import DocumentFormat
+from gitquarry.history.index.document import DocumentFormat
 
 MIRRORS = Path("/work/.mirror")
 #: (repository, newest non-merge commits read). Python, JavaScript and Go projects.

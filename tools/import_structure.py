@@ -36,15 +36,18 @@ LAYERS: list[str] = [
     "gitquarry.__main__ gitquarry.cli",
     "gitquarry.mcp gitquarry.web",
     "gitquarry.service",
-    "gitquarry.indexing gitquarry.query.docs gitquarry.query.graph",
-    "gitquarry.repo_docs gitquarry.graph gitquarry.history",
+    "gitquarry.indexing gitquarry.corpora_status gitquarry.query.docs gitquarry.query.graph",
+    # the corpora; the commit history in three floors: answers over search over index
+    "gitquarry.repo_docs gitquarry.graph gitquarry.history gitquarry.history.answers",
+    "gitquarry.history.search",
+    "gitquarry.history.index gitquarry.history.models",
     "gitquarry.query",
     "gitquarry.workspace",
     "gitquarry.embedding",
     "gitquarry.store gitquarry.gitio",
     "gitquarry.config",
     "gitquarry.retrieval",
-    "gitquarry.parsing gitquarry.globs gitquarry.bounded gitquarry.percent gitquarry.tokens "
+    "gitquarry.parsing gitquarry.globs gitquarry.bounded gitquarry.percent gitquarry.token_budget "
     "gitquarry._lazy",
     "gitquarry gitquarry.errors",
 ]

@@ -1,7 +1,7 @@
 """Lazy re-exports for package ``__init__`` modules (PEP 562).
 
 A package that re-exports names from its submodules imports those submodules only when a
-name is first used, so importing one light submodule (``gitquarry.history.progress``) does not
+name is first used, so importing one light submodule (``gitquarry.history.index.progress``) does not
 pull in the package's heavy ones (NumPy, ONNX Runtime, Markdown parsers) and the command line
 starts quickly. ``from gitquarry.history import index_workspace`` still works unchanged.
 """

@@ -30,7 +30,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitquarry.history.progress import Progress
+from gitquarry.history.index.progress import Progress
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from gitquarry.embedding import Embedder
     from gitquarry.errors import GitquarryError
     from gitquarry.graph.indexer import GraphIndexReport
-    from gitquarry.history.report import IndexReport
+    from gitquarry.history.index.report import IndexReport
 
 
 @contextmanager
@@ -68,7 +68,7 @@ def index_history(workspace: Workspace, store: Store, *, progress: Progress) -> 
     """Index the commit history of every repository under the workspace (incremental).
 
     :raises Fts5UnavailableError: SQLite lacks FTS5. :raises IndexingInterrupted: Ctrl-C."""
-    from gitquarry.history.indexer import index_workspace
+    from gitquarry.history.index.indexer import index_workspace
 
     return index_workspace(workspace.root, store, workspace.config, progress=progress)
 
@@ -132,7 +132,7 @@ def embed_commits(
     :raises EmbeddingError: the provider failed (finished batches are kept).
     """
     from gitquarry.embedding import create_embedder
-    from gitquarry.history.embed import embed_pending
+    from gitquarry.history.index.embed import embed_pending
 
     config = workspace.config.embedding
     if embedder is not None:

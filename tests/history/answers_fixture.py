@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitquarry.history.answers import HistoryAnswers
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.answers.answers import HistoryAnswers
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.workspace import resolve_workspace
 
 from .conftest import BASE_TIME, GitRepo, Indexer

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gitquarry.config import Config, load_config
-from gitquarry.history.indexer import IndexReport, index_workspace
+from gitquarry.history.index.indexer import IndexReport, index_workspace
 from gitquarry.store import Store, open_store
 from gitquarry.store.compression import inflate_text
 from testkit import AUTHOR, BASE_TIME, COMMITTER, FastCommit, FileContent, GitRepo, isolate_user

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from gitquarry.errors import CommitNotFoundError, CursorExpiredError, InvalidArgumentError
-from gitquarry.history.answers import AnswerOptions
-from gitquarry.history.blame import blame_answer
-from gitquarry.history.commit_show import get_commit
-from gitquarry.history.narrow import Narrowing
-from gitquarry.tokens import json_tokens
+from gitquarry.history.answers.answers import AnswerOptions
+from gitquarry.history.answers.blame import blame_answer
+from gitquarry.history.answers.commit_show import get_commit
+from gitquarry.history.search.narrow import Narrowing
+from gitquarry.token_budget import json_tokens
 
 from .answers_fixture import Fixture, build
 
@@ -269,7 +269,7 @@ def _all_matches(fx: Fixture, narrowing: Narrowing, **kw: object) -> set[str]:
     try:
         ids = searcher.search("", top_n=1, mode="lexical")  # warm
         del ids
-        from gitquarry.history.narrow import candidate_ids
+        from gitquarry.history.search.narrow import candidate_ids
 
         found, _ = candidate_ids(searcher.store.conn, narrowing)
         return {h for (h,) in searcher.store.conn.execute(

@@ -6,7 +6,12 @@ import json
 
 import pytest
 
-from gitquarry.history.document import DocumentFormat, default_format, diff_digest, text_format
+from gitquarry.history.index.document import (
+    DocumentFormat,
+    default_format,
+    diff_digest,
+    text_format,
+)
 
 DELTA = """diff --git a/src/session.py b/src/session.py
 index 1111111..2222222 100644

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval.tokenize import strip_diff_headers
 from gitquarry.store.compression import compress_text, inflate_text
 

@@ -4,9 +4,9 @@ checked against ``git branch --contains`` / ``git tag --contains``."""
 
 from __future__ import annotations
 
-from gitquarry.history.answers import AnswerOptions, HistoryAnswers
-from gitquarry.history.pipeline import MAX_REFS
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.answers.answers import AnswerOptions, HistoryAnswers
+from gitquarry.history.search.candidate_stream import MAX_REFS
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.workspace import resolve_workspace
 
 from .conftest import BASE_TIME, GitRepo, Indexer

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gitquarry.config import load_config
-from gitquarry.history.indexer import index_workspace
+from gitquarry.history.index.indexer import index_workspace
 from gitquarry.store import open_store
 
 from .conftest import BASE_TIME, GitRepo

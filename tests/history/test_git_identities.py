@@ -9,7 +9,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 
 from .conftest import BASE_TIME, GitRepo, Indexer
 
@@ -139,9 +139,9 @@ def test_results_expose_the_raw_identities_in_full_detail_only(
     """``author_raw``/``committer_raw`` on search results (JSON, MCP's answers) and
     ``get_commit``: the identity as git recorded it (``%an <%ae>``), beside the mailmapped
     ``author`` (``%aN <%aE>``); not in the compact form."""
-    from gitquarry.history.answers import AnswerOptions, HistoryAnswers
-    from gitquarry.history.commit_show import get_commit
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.answers.answers import AnswerOptions, HistoryAnswers
+    from gitquarry.history.answers.commit_show import get_commit
+    from gitquarry.history.search.searcher import HistorySearcher
     from gitquarry.workspace import resolve_workspace
 
     repo = make_repo()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 
 from .conftest import BASE_TIME, GitRepo, Indexer
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitquarry.errors import IndexCorruptError, InvalidArgumentError, InvalidGlobError
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval.filters import compile_glob
 from gitquarry.retrieval.fts import MAX_QUERY_WORDS, fts5_match_expression, query_words
 from gitquarry.store import open_store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gitquarry.errors import InvalidArgumentError, InvalidGlobError, InvalidTimeError
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval.filters import compile_glob, parse_time
 from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.retrieval.pipeline import PipelineSettings

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.store import open_store
 from gitquarry.store.compression import register_functions as register_compression
 from gitquarry.store.migrations import run_script

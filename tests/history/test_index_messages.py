@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gitquarry.cli.progress import RichProgress, format_duration
-from gitquarry.history.progress import EtaEstimator
+from gitquarry.history.index.progress import EtaEstimator
 
 from .conftest import FastCommit, GitRepo, Indexer, gitquarry_executable
 

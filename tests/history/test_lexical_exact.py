@@ -10,8 +10,8 @@ import random
 
 import pytest
 
-from gitquarry.history.lexical import BM25_WEIGHTS
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
+from gitquarry.history.search.lexical import BM25_WEIGHTS
 from gitquarry.retrieval.filters import compile_glob
 from gitquarry.retrieval.fts import fts5_match_expression
 

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval.fts import expression_phrases, fts5_string
 
 from .conftest import BASE_TIME, GitRepo, Indexer
@@ -109,7 +109,7 @@ def test_explain_shows_rank_bm25_and_lexical_score(scored, cli):
 
 
 def test_idf_never_fails_on_inconsistent_counts():
-    from gitquarry.history.scores import IDF_FLOOR, fts5_idf
+    from gitquarry.history.search.scores import IDF_FLOOR, fts5_idf
 
     assert fts5_idf(10, 12) == IDF_FLOOR
     assert fts5_idf(0, 0) == IDF_FLOOR

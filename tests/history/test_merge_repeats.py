@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gitquarry.history.merges import changed_lines, repeats
+from gitquarry.history.search.merges import changed_lines, repeats
 
 
 def patch(path: str, *lines: str) -> str:

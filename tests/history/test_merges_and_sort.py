@@ -8,7 +8,7 @@ import json
 import pytest
 
 from gitquarry.errors import InvalidArgumentError
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval.pipeline import PipelineSettings
 
 from .conftest import BASE_TIME, GitRepo, Indexer

@@ -7,7 +7,7 @@ import subprocess
 
 from gitquarry.gitio import log as gitlog
 from gitquarry.gitio.log import stream_commits
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval.pipeline import PipelineSettings
 
 from .conftest import GitRepo, Indexer

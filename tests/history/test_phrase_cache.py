@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from gitquarry.history import phrase_cache
-from gitquarry.history.candidates import Filters, GlobCandidates
-from gitquarry.history.lexical import BM25_WEIGHTS, lexical_top_k, rank_lexical
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search import phrase_cache
+from gitquarry.history.search.candidates import Filters, GlobCandidates
+from gitquarry.history.search.engine import search_git_history
+from gitquarry.history.search.lexical import BM25_WEIGHTS, lexical_top_k, rank_lexical
 from gitquarry.retrieval.fts import parse_query
 
 from .conftest import BASE_TIME, FastCommit, GitRepo, Indexer

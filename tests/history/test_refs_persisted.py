@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gitquarry.history import refs_contain
-from gitquarry.history.refs_contain import (
+from gitquarry.history.index import refs_contain
+from gitquarry.history.index.refs_contain import (
     MAX_NAMES,
     RefContainment,
     build_sets,
@@ -194,7 +194,7 @@ def test_a_busy_index_at_the_end_of_a_run_keeps_the_run_and_the_answers(
     """If the sets cannot be written (another writer holds the lock), the indexing run still
     succeeds and queries answer from the in-memory build."""
     from gitquarry.errors import IndexBusyError
-    from gitquarry.history import indexer
+    from gitquarry.history.index import indexer
 
     def busy(store: object) -> bool:
         raise IndexBusyError(fx.indexer.db_path)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gitquarry.history.search import search_git_history
+from gitquarry.history.search.engine import search_git_history
 from gitquarry.retrieval import rerank
 from gitquarry.retrieval.pipeline import PipelineSettings
 

@@ -12,8 +12,8 @@ import pytest
 
 from gitquarry.config import Config
 from gitquarry.embedding.fake import fake_provider_registered
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Registry, Selector
-from gitquarry.repo_docs.service import RepoDocsService
 from testkit import BASE_TIME, FileContent, GitRepo, isolate_user
 
 __all__ = ["BASE_TIME", "Repo"]

@@ -8,7 +8,7 @@ import subprocess
 
 from gitquarry.config import Config
 from gitquarry.repo_docs.registry import Registry
-from gitquarry.tokens import json_tokens
+from gitquarry.token_budget import json_tokens
 
 from .conftest import Repo
 from .test_mcp import session
@@ -50,8 +50,8 @@ def test_index_state_follows_the_revision_set_and_head(fake_config: Config,
                                                        docs_repo: Repo) -> None:
     """A hybrid answer from a ready set says so; after HEAD moves, HEAD has no set yet, and
     an answer pinned to the old revision says it is not HEAD."""
+    from gitquarry.repo_docs.api import RepoDocsService
     from gitquarry.repo_docs.registry import Selector
-    from gitquarry.repo_docs.service import RepoDocsService
 
     Registry().register("acme/widget", docs_repo.path)
     old = _head(docs_repo)

@@ -10,10 +10,10 @@ import os
 import pytest
 
 from gitquarry.errors import RepoDocsPolicyInvalidError
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.overlay import compute_overlay, read_overlay_file
 from gitquarry.repo_docs.policy import MAX_POLICY_BYTES
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import Repo
 

@@ -11,8 +11,8 @@ import pytest
 
 from gitquarry.errors import GitError, RevisionNotFoundError
 from gitquarry.gitio.catfile import BlobReader
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import Repo
 

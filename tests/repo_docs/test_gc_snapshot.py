@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.indexer import cache_dir_for
 from gitquarry.repo_docs.registry import Registry, Selector
-from gitquarry.repo_docs.service import RepoDocsService
 from gitquarry.service.docs_jobs import GcReport, collect_garbage
 
 from .conftest import Repo

@@ -12,9 +12,9 @@ import pytest
 
 from gitquarry.config import Config
 from gitquarry.errors import RepoDocsBoundaryBlockedError, RevisionNotFoundError
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.cache import DocsCache
 from gitquarry.repo_docs.registry import Registry, Selector
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import DOCS, Repo
 

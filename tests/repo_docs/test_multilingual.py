@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import Repo
 

@@ -16,9 +16,9 @@ from gitquarry.errors import (
     RepoDocsStaleGenerationError,
     WorktreeOverlayStaleError,
 )
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.indexer import IndexProgress
 from gitquarry.repo_docs.registry import Registry, Selector, canonical_repo_id
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import DOCS, Repo
 

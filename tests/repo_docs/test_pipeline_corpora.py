@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import gitquarry.graph.api as graph_api
-import gitquarry.history.search as history_search
+import gitquarry.history.search.engine as history_search
 import gitquarry.repo_docs.search as docs_search
 from gitquarry.config import Config
-from gitquarry.history.indexer import index_workspace
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.index.indexer import index_workspace
+from gitquarry.history.search.searcher import HistorySearcher
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Registry, Selector
-from gitquarry.repo_docs.service import RepoDocsService
 from gitquarry.retrieval import pipeline
 from gitquarry.store import open_store
 from gitquarry.workspace import Workspace

@@ -12,7 +12,7 @@ import pytest
 
 from gitquarry.config import Config
 from gitquarry.repo_docs.registry import Registry
-from gitquarry.tokens import json_tokens
+from gitquarry.token_budget import json_tokens
 
 from .conftest import Repo
 from .test_cli import run

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from gitquarry.errors import RepoDocsPolicyInvalidError
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.policy import DocsPolicy, normalise_pattern, parse_policy_file
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import Repo
 

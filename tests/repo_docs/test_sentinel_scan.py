@@ -11,8 +11,8 @@ import pytest
 
 from gitquarry.config import Config
 from gitquarry.embedding.fake import fake_provider_registered
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Registry, Selector
-from gitquarry.repo_docs.service import RepoDocsService
 
 from .conftest import Repo
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
 from gitquarry.retrieval.highlight import mark, match_spans
 
 from .conftest import Repo

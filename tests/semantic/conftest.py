@@ -21,9 +21,9 @@ import pytest
 from gitquarry.config import Config, load_config
 from gitquarry.embedding.fake import fake_provider_registered
 from gitquarry.embedding.registry import EmbedderProvider
-from gitquarry.history.indexer import IndexReport, index_workspace
+from gitquarry.history.index.indexer import IndexReport, index_workspace
 from gitquarry.history.models import GitSearchResponse
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.indexing import ExtrasReport, index_extras
 from gitquarry.store import Store, open_store
 from gitquarry.workspace import Workspace
@@ -112,7 +112,7 @@ class Harness:
     def index(
         self, *, embed: bool = True, progress: Any = None
     ) -> tuple[IndexReport, ExtrasReport]:
-        from gitquarry.history.progress import NullProgress
+        from gitquarry.history.index.progress import NullProgress
 
         ws = self.workspace()
         store = open_store(self.db_path)

@@ -352,7 +352,7 @@ def test_agent_tools_over_a_real_session(
         return first, second, shown, blamed, bad
 
     first, second, shown, blamed, bad = with_server(project, body, tmp_path)
-    from gitquarry.tokens import json_tokens
+    from gitquarry.token_budget import json_tokens
 
     assert json_tokens(first) <= 1500 and "excerpt" in first["results"][0]
     assert first["index_state"]["up_to_date"] is True

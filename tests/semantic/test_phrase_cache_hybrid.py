@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gitquarry.history import phrase_cache
+from gitquarry.history.search import phrase_cache
 
 from .conftest import GitRepo, Harness
 from .test_top_n_prefix import FILTERS, _words, build_history

@@ -18,7 +18,7 @@ from gitquarry.embedding.registry import (
     register_provider,
 )
 from gitquarry.errors import EmbeddingError
-from gitquarry.history.document import text_format
+from gitquarry.history.index.document import text_format
 
 from .conftest import GitRepo, Harness, RecordingProgress, write_user_config
 
@@ -355,7 +355,7 @@ def test_document_format_change_reembeds_says_so_and_drops_old_vectors(
     harness: Harness, counting: CountingProvider, make_repo: Callable[[str], GitRepo],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gitquarry.history import document
+    from gitquarry.history.index import document
 
     build_repo(make_repo)
     monkeypatch.setattr(document, "DEFAULT_FORMAT", document.DocumentFormat("v1", 256))

@@ -13,8 +13,8 @@ import pytest
 
 from gitquarry.embedding.fake import HashingEmbedder
 from gitquarry.embedding.minilm import DIMENSIONS, MODEL_ID, PROVIDER
-from gitquarry.history.document import text_format
-from gitquarry.history.embed import embed_pending
+from gitquarry.history.index.document import text_format
+from gitquarry.history.index.embed import embed_pending
 from gitquarry.store import open_store
 
 from .conftest import GitRepo, Harness, run_gitquarry, write_workspace_config
@@ -71,7 +71,7 @@ def history(workspace: Path, *args: str) -> tuple[dict[str, object], set[str]]:
 def test_lexical_query_never_imports_the_model_runtime(indexed_with_default_vectors: Path) -> None:
     data, modules = history(indexed_with_default_vectors, "--mode", "lexical")
     assert modules, "no -X importtime output: the check would prove nothing"
-    assert "gitquarry.history.search" in modules
+    assert "gitquarry.history.search.engine" in modules
     assert data["effective_mode"] == "lexical"
     assert data["results"]
     assert loads_heavy(modules) == set()

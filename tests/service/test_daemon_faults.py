@@ -121,7 +121,7 @@ def test_cli_index_and_daemon_take_turns_on_the_writer_lease(
 def test_twenty_concurrent_queries_during_a_reindex_never_fail(
     daemon: DaemonProcess, api: Api, tmp_path: Path, service_env: dict[str, str]
 ) -> None:
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.search.searcher import HistorySearcher
     from gitquarry.workspace import resolve_workspace
 
     _config(service_env, "\n[git_indexing]\nbatch_size = 200\n")

@@ -127,8 +127,8 @@ def assert_sets_whole_or_gone(db: Path) -> dict[str, str]:
 def _search(expected_set: str) -> dict[str, Any]:
     from gitquarry.config import load_config
     from gitquarry.embedding.fake import fake_provider_registered
+    from gitquarry.repo_docs.api import RepoDocsService
     from gitquarry.repo_docs.registry import Selector
-    from gitquarry.repo_docs.service import RepoDocsService
 
     with fake_provider_registered(), RepoDocsService(load_config(None)) as service:
         data = service.search(Selector("acme/widget", None, None, None),

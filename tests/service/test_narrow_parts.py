@@ -19,10 +19,10 @@ from gitquarry.config import DaemonConfig, load_config
 from gitquarry.errors import InvalidArgumentError, UsageError
 from gitquarry.service import jobs
 from gitquarry.service.coordinator import Coordinator, workspace_ref
+from gitquarry.service.job_store import Job, StateStore
 from gitquarry.service.job_types import HISTORY_EMBED, HISTORY_INDEX, run_history_index
 from gitquarry.service.jobs import JobContext, JobServices, JobStop, JobType
 from gitquarry.service.runner import Runner
-from gitquarry.service.store import Job, StateStore
 from gitquarry.store.lease import read_holder
 from gitquarry.workspace import Workspace
 

@@ -108,7 +108,7 @@ def test_cli_answered_by_the_daemon_without_the_search_modules(
     daemon.start()
     probe = ("import json, sys\nfrom gitquarry.cli.entry import main\n"
              "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
-             "names = ('typer', 'rich', 'pydantic', 'numpy', 'gitquarry.history.service',"
+             "names = ('typer', 'rich', 'pydantic', 'numpy', 'gitquarry.history.search.searcher',"
              " 'sqlite3', 'pathlib', 'typing', 'logging', 'platformdirs', 'dataclasses')\n"
              "sys.stderr.write('LOADED ' + json.dumps([n for n in names if n in sys.modules])"
              " + ' CODE ' + str(code) + '\\n')\n")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gitquarry.errors import ConfigError, IndexBusyError, WriterBusyError
-from gitquarry.service.store import Job, StateStore, parse_public_id, public_id
+from gitquarry.service.job_store import Job, StateStore, parse_public_id, public_id
 from gitquarry.store.lease import read_holder, writer_lease
 
 # -- the writer lease -----------------------------------------------------------------------
@@ -130,7 +130,7 @@ def test_state_write_failure_is_typed_and_retryable(tmp_path: Path) -> None:
 
 def _history_store(tmp_path: Path, commits: int):  # type: ignore[no-untyped-def]
     from gitquarry.config import load_config
-    from gitquarry.history.indexer import index_workspace
+    from gitquarry.history.index.indexer import index_workspace
     from gitquarry.store import open_store
 
     from .conftest import make_repo
@@ -145,7 +145,7 @@ def test_checkpointed_vectors_replay_after_a_failed_write_without_a_provider_cal
     tmp_path: Path, service_env: dict[str, str]
 ) -> None:
     from gitquarry.embedding.fake import HashingEmbedder
-    from gitquarry.history.embed import embed_pending
+    from gitquarry.history.index.embed import embed_pending
     from gitquarry.service.checkpoint import CheckpointingEmbedder, CheckpointStore
 
     store = _history_store(tmp_path, 12)

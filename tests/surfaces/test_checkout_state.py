@@ -149,7 +149,7 @@ def test_hard_links_in_the_index_dir_are_never_written_through(
 
 
 def test_cursor_store_never_opens_a_linked_cursors_db(tmp_path: Path) -> None:
-    from gitquarry.history.cursor import CursorStore
+    from gitquarry.history.answers.cursor import CursorStore
 
     target = victim(tmp_path)
     index_dir = tmp_path / "idx"

@@ -146,8 +146,8 @@ def web_env() -> Iterator[WebEnv]:
     from gitquarry.config import load_config
     from gitquarry.embedding.registry import register_provider, unregister_provider
     from gitquarry.errors import EmbeddingError, IndexCancelledError
+    from gitquarry.repo_docs.api import RepoDocsService
     from gitquarry.repo_docs.registry import Registry, Selector
-    from gitquarry.repo_docs.service import RepoDocsService
     from gitquarry.service.daemon import Daemon
     from gitquarry.web import WebService
 

@@ -37,7 +37,7 @@ MaxTokens = Annotated[
 ]
 
 if TYPE_CHECKING:
-    from gitquarry.history.answers import HistoryAnswers
+    from gitquarry.history.answers.answers import HistoryAnswers
 
 
 def _day(ts: int) -> str:
@@ -50,8 +50,8 @@ def _day(ts: int) -> str:
 @contextlib.contextmanager
 def _answers(project: Path | None) -> Iterator[HistoryAnswers]:
     """The workspace's ``HistoryAnswers`` (searcher included), closed on leaving."""
-    from gitquarry.history.answers import HistoryAnswers
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.answers.answers import HistoryAnswers
+    from gitquarry.history.search.searcher import HistorySearcher
 
     searcher = HistorySearcher(open_workspace(project, for_search=True))
     answers = HistoryAnswers(searcher)
@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show one indexed commit: message, files with line counts, refs, full diff. On a
         terminal the output goes through a pager (see --no-pager)."""
-        from gitquarry.history.commit_show import get_commit
+        from gitquarry.history.answers.commit_show import get_commit
 
         with _answers(project) as answers:
             data = get_commit(answers, commit, paths=path or None, diff_offset=offset,
@@ -157,9 +157,9 @@ def register(app: typer.Typer) -> None:
         """Who last changed these lines and why (git blame with indexed commit messages);
         with QUERY, the file's history ranked by relevance to it. On a terminal the output
         goes through a pager (see --no-pager)."""
-        from gitquarry.history.answers import AnswerOptions
-        from gitquarry.history.blame import blame_answer
-        from gitquarry.history.search import validate_top_n
+        from gitquarry.history.answers.answers import AnswerOptions
+        from gitquarry.history.answers.blame import blame_answer
+        from gitquarry.history.search.engine import validate_top_n
 
         validate_top_n(top_n)
         with _answers(project) as answers:

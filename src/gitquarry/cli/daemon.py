@@ -48,7 +48,7 @@ def run_cmd(
 
     if verbose:
         logging.getLogger().setLevel(logging.INFO)
-    from gitquarry.history import phrase_cache
+    from gitquarry.history.search import phrase_cache
 
     phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
     # the web page, hosted on request; the CLI's own search answers (thin client)

@@ -34,7 +34,7 @@ from gitquarry.cli.index_run import (
     skipped_status_lines,
 )
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
-from gitquarry.history.status import workspace_status
+from gitquarry.corpora_status import workspace_status
 from gitquarry.percent import floor_percent
 from gitquarry.retrieval.filters import READINGS, compile_glob, format_time
 from gitquarry.store import safe_paths
@@ -322,8 +322,8 @@ def search_history(workspace: Workspace, request: HistoryRequest
                    ) -> tuple[GitSearchResponse, list[dict[str, Any]]]:
     """The ranked response of ``request`` (``HistorySearcher.run``) and each result's
     refs (``{hash, refs, refs_total}``); warns when the index is read-only."""
-    from gitquarry.history.answers import HistoryAnswers
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.answers.answers import HistoryAnswers
+    from gitquarry.history.search.searcher import HistorySearcher
 
     searcher = HistorySearcher(workspace)
     answers = HistoryAnswers(searcher)

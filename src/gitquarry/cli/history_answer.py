@@ -44,8 +44,8 @@ def answer_history(workspace: Workspace, request: HistoryRequest
                    ) -> tuple[dict[str, Any], bool]:
     """The JSON answer of ``request`` (``HistoryAnswers.answer``) with its ``filters`` echo,
     and whether the index could only be opened read-only."""
-    from gitquarry.history.answers import HistoryAnswers
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.answers.answers import HistoryAnswers
+    from gitquarry.history.search.searcher import HistorySearcher
 
     searcher = HistorySearcher(workspace)
     answers = HistoryAnswers(searcher)

@@ -14,7 +14,7 @@ from typing import Any
 
 from gitquarry.cli.common import error, note, out, print_json, warn
 from gitquarry.cli.progress import RichProgress
-from gitquarry.history.report import IndexingInterrupted, IndexReport, RepoReport
+from gitquarry.history.index.report import IndexingInterrupted, IndexReport, RepoReport
 from gitquarry.workspace import Workspace
 
 #: exit status after Ctrl-C (128 + SIGINT), as shells report it

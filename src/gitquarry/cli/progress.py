@@ -1,4 +1,4 @@
-"""Progress on stderr implementing ``gitquarry.history.progress.Progress``.
+"""Progress on stderr implementing ``gitquarry.history.index.progress.Progress``.
 
 On a terminal: one Rich bar per phase (repository, embedding…) with count, rate, elapsed time
 and an ETA weighted by what each batch cost (``EtaEstimator``). Off a terminal (piped, CI, a
@@ -29,7 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from gitquarry.cli.common import printable, stderr
-from gitquarry.history.progress import EtaEstimator
+from gitquarry.history.index.progress import EtaEstimator
 from gitquarry.percent import floor_percent
 
 #: default seconds between progress lines off a terminal

@@ -30,11 +30,11 @@ from gitquarry.cli.common import (
 from gitquarry.cli.pipeline_explain import pipeline_lines, summary_lines
 from gitquarry.config import load_config
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.tokens import check_max_tokens
+from gitquarry.token_budget import check_max_tokens
 
 if TYPE_CHECKING:
     from gitquarry.query.docs import DocsRequest
-    from gitquarry.repo_docs.service import RepoDocsService
+    from gitquarry.repo_docs.api import RepoDocsService
 
 app = typer.Typer(
     name="repo-docs",
@@ -77,7 +77,7 @@ WorktreeOption = Annotated[
 
 
 def _service() -> RepoDocsService:
-    from gitquarry.repo_docs.service import RepoDocsService  # numpy & co. only when needed
+    from gitquarry.repo_docs.api import RepoDocsService  # numpy & co. only when needed
 
     return RepoDocsService(load_config(None))
 

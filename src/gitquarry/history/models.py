@@ -13,7 +13,7 @@ class RankingFacts:
     ranking) share, so a cursor's later pages show what the first page shows.
 
     ``score`` is in [0, 1], higher is better; what it is in each mode is defined in
-    ``gitquarry.history.scores`` (lexical: 0.5 for holding every query word plus 0.5 × BM25
+    ``gitquarry.history.search.scores`` (lexical: 0.5 for holding every query word plus 0.5 × BM25
     / the query's largest possible BM25; semantic: cosine similarity; hybrid: the RRF fused
     score over its maximum). Evidence (``explain``): ``lexical_rank`` / ``semantic_rank``
     are 1-based ranks in each list (None: not in that list); ``bm25`` is SQLite's bm25()

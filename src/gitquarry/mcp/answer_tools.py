@@ -16,9 +16,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
-from gitquarry.history.blame import blame_answer
-from gitquarry.history.commit_show import get_commit as show_commit
+from gitquarry.history.answers.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
+from gitquarry.history.answers.blame import blame_answer
+from gitquarry.history.answers.commit_show import get_commit as show_commit
 from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.errors import as_tool_error
 

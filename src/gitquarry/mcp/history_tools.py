@@ -23,8 +23,8 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from gitquarry.errors import GitquarryError, InvalidArgumentError
-from gitquarry.history.answers import MCP_DEFAULT_MAX_TOKENS, HistoryAnswers
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.answers.answers import MCP_DEFAULT_MAX_TOKENS, HistoryAnswers
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.mcp.annotations import json_text
 from gitquarry.mcp.arguments import own_arguments
 from gitquarry.mcp.errors import as_tool_error

@@ -25,10 +25,10 @@ from gitquarry.mcp.arguments import own_arguments
 from gitquarry.mcp.errors import as_tool_error, docs_tool_message
 from gitquarry.query.docs import DocsRequest, docs_request, search_docs
 from gitquarry.repo_docs.answers import fit_hits, fit_plan, index_state
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Registry, Selector
 from gitquarry.repo_docs.search import MAX_LIMIT
-from gitquarry.repo_docs.service import RepoDocsService
-from gitquarry.tokens import MAX_MAX_TOKENS, MIN_MAX_TOKENS
+from gitquarry.token_budget import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 
 _services: list[RepoDocsService] = []
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from mcp.server.mcpserver import MCPServer
 
 from gitquarry import __version__
-from gitquarry.history.service import HistorySearcher
+from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.mcp.arguments import CheckedMCPServer
 from gitquarry.workspace import resolve_workspace
 
@@ -41,7 +41,7 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
         name="gitquarry", version=__version__, instructions=INSTRUCTIONS
     )
     searcher = HistorySearcher(workspace)
-    from gitquarry.history import phrase_cache
+    from gitquarry.history.search import phrase_cache
 
     phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
     answers = history_tools.register(server, workspace, searcher)

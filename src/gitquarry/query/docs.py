@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gitquarry.repo_docs.api import RepoDocsService
     from gitquarry.repo_docs.registry import Selector
-    from gitquarry.repo_docs.service import RepoDocsService
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,8 +44,8 @@ class DocsRequest:
         :raises InvalidArgumentError: ``max_tokens`` out of range, unknown mode, limit
             outside 1-50, empty or overlong query, ``min_score`` outside [0, 1].
         """
-        from gitquarry.repo_docs.service import check_search_arguments
-        from gitquarry.tokens import check_max_tokens
+        from gitquarry.repo_docs.api import check_search_arguments
+        from gitquarry.token_budget import check_max_tokens
 
         check_max_tokens(self.max_tokens)
         check_search_arguments(self.query, mode=self.mode or None, limit=self.limit,

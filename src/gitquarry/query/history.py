@@ -133,7 +133,7 @@ class HistoryRequest:
         :raises InvalidGlobError: ``files_glob`` is malformed.
         """
         from gitquarry.retrieval.pipeline import check_min_score
-        from gitquarry.tokens import check_max_tokens
+        from gitquarry.token_budget import check_max_tokens
 
         if self.detail not in DETAILS:
             raise InvalidArgumentError(

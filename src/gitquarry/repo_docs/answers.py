@@ -14,7 +14,7 @@ same as ``repository_docs_status``):
   ``none``), so a client knows a semantic answer for HEAD is not available yet.
 
 Budget: the whole serialised response within ``max_tokens`` estimated tokens
-(``gitquarry.tokens``, which bounds the common tokenizers from above); hits are dropped from
+(``gitquarry.token_budget``, which bounds the common tokenizers from above); hits are dropped from
 the bottom (snippets are already short: at most 800 bytes), ``truncated.results_dropped``
 says how many, with a ``token_budget`` warning. No paging: ask again with a higher
 ``max_tokens`` or a lower ``limit``. ``repository_docs_plan`` takes the same budget: its
@@ -26,9 +26,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from gitquarry.repo_docs.api import RepoDocsService
 from gitquarry.repo_docs.registry import Selector
-from gitquarry.repo_docs.service import RepoDocsService
-from gitquarry.tokens import fit_prefix, json_tokens
+from gitquarry.token_budget import fit_prefix, json_tokens
 
 #: tokens kept for ``truncated`` and the budget warning, added after fitting
 RESERVE_TOKENS = 90

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.errors import GitquarryError, InvalidArgumentError, WorkspaceUnavailableError
+from gitquarry.service.job_store import Job, StateStore, WatchedWorkspace
 from gitquarry.service.job_types import (
     GRAPH_REINDEX,
     HISTORY_EMBED,
     HISTORY_INDEX,
     relative_name,
 )
-from gitquarry.service.store import Job, StateStore, WatchedWorkspace
 from gitquarry.service.watcher import Debouncer, Watcher, WatchSpec, git_watch_specs
 
 if TYPE_CHECKING:

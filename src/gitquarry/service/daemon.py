@@ -43,8 +43,8 @@ from gitquarry.errors import (
 )
 from gitquarry.service import paths
 from gitquarry.service.checkpoint import CheckpointStore
+from gitquarry.service.job_store import Job, StateStore, parse_public_id
 from gitquarry.service.redact import redact, redact_payload
-from gitquarry.service.store import Job, StateStore, parse_public_id
 from gitquarry.store.lease import pid_alive
 
 if TYPE_CHECKING:
@@ -354,7 +354,7 @@ class Daemon:
         return handler
 
     def _prune_checkpoints(self) -> None:
-        from gitquarry.service.store import ACTIVE
+        from gitquarry.service.job_store import ACTIVE
 
         active = {j.work_key for j in self.state.list_jobs(statuses=ACTIVE, limit=10_000)}
         active |= {j.work_key for j in self.state.list_jobs(statuses=("failed",), limit=10_000)
@@ -465,7 +465,7 @@ class Daemon:
         return {"requested": True}
 
     def op_jobs_list(self, args: dict[str, Any]) -> dict[str, Any]:
-        from gitquarry.service.store import STATUSES
+        from gitquarry.service.job_store import STATUSES
 
         status = args.get("status")
         statuses: tuple[str, ...] | None = None

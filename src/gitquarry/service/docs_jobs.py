@@ -38,7 +38,7 @@ from gitquarry.service.jobs import JobContext, JobServices, JobStop, JobType, re
 
 if TYPE_CHECKING:
     from gitquarry.repo_docs.registry import Binding
-    from gitquarry.service.store import Job
+    from gitquarry.service.job_store import Job
 
 REPO_DOCS_INDEX = "repo_docs_index"
 MAX_SETS_PER_IDENTITY = 8

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gitquarry.service.jobs import JobContext, JobServices, JobType, register_job_type
 
 if TYPE_CHECKING:
-    from gitquarry.service.store import Job
+    from gitquarry.service.job_store import Job
     from gitquarry.store import Store
     from gitquarry.workspace import Workspace
 
@@ -56,7 +56,7 @@ def refs_target(services: JobServices, scope: str) -> str:
 
 
 def run_history_index(ctx: JobContext) -> dict[str, Any]:
-    from gitquarry.history.vector_state import indexed_state_digest
+    from gitquarry.history.index.vector_state import indexed_state_digest
     from gitquarry.indexing import index_history, refresh_graph, writing
 
     ws = ctx.workspace()
@@ -116,7 +116,7 @@ def history_done(services: JobServices, scope: str, target: str, last: Job | Non
 
     :raises GitquarryError, sqlite3.Error: the index cannot be read (the caller submits)."""
     from gitquarry.errors import NoIndexError
-    from gitquarry.history.vector_state import indexed_state_digest
+    from gitquarry.history.index.vector_state import indexed_state_digest
 
     if last is None or last.target != target:
         return False
@@ -138,14 +138,14 @@ def history_done(services: JobServices, scope: str, target: str, last: Job | Non
 
 def embed_settings(ws: Workspace) -> list[str]:
     """The embedding settings a ``history_embed`` job works under (and the vector format)."""
-    from gitquarry.history.document import text_format
+    from gitquarry.history.index.document import text_format
 
     e = ws.config.embedding
     return [e.provider, e.model, e.url, str(e.batch_size), text_format()]
 
 
 def _embed_target_of(ws: Workspace, store: Store | None) -> str:
-    from gitquarry.history.vector_state import indexed_state_digest
+    from gitquarry.history.index.vector_state import indexed_state_digest
 
     state = indexed_state_digest(store.conn) if store is not None else "no index"
     return _digest([*embed_settings(ws), state])[:32]
@@ -178,7 +178,7 @@ def embed_done(services: JobServices, scope: str, target: str, last: Job | None)
 
     :raises GitquarryError, sqlite3.Error: the index cannot be read (the caller submits)."""
     from gitquarry.errors import NoIndexError
-    from gitquarry.history.vector_state import (
+    from gitquarry.history.index.vector_state import (
         configured_namespace_id,
         namespace_id_of,
         pending_count,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from gitquarry.service.store import Job
+from gitquarry.service.job_store import Job
 
 if TYPE_CHECKING:
     from gitquarry.service.checkpoint import CheckpointStore

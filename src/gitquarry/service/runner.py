@@ -46,8 +46,8 @@ from gitquarry.errors import (
     JobStateWriteError,
 )
 from gitquarry.service.catalog import job_type
+from gitquarry.service.job_store import ACTIVE, Job, StateStore
 from gitquarry.service.jobs import JobContext, JobServices, JobStop, JobType, work_key
-from gitquarry.service.store import ACTIVE, Job, StateStore
 
 log = logging.getLogger(__name__)
 
@@ -371,7 +371,7 @@ class Runner:
 
     def snapshot(self, job_id: int) -> Job:
         """The job with live progress when it is running. :raises JobNotFoundError."""
-        from gitquarry.service.store import public_id
+        from gitquarry.service.job_store import public_id
 
         job = self.state.get(job_id)
         if job is None:
@@ -415,7 +415,7 @@ class Runner:
                 self._cancels.pop(job_id, None)
 
     def _cancel(self, job_id: int) -> Job:
-        from gitquarry.service.store import public_id
+        from gitquarry.service.job_store import public_id
 
         with self._cond:
             job = self.state.get(job_id)

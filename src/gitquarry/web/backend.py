@@ -24,14 +24,14 @@ from gitquarry.errors import (
 from gitquarry.service.job_types import relative_name
 
 if TYPE_CHECKING:
-    from gitquarry.history.service import HistorySearcher
+    from gitquarry.history.search.searcher import HistorySearcher
     from gitquarry.query.docs import DocsRequest
     from gitquarry.query.graph import GraphRequest
     from gitquarry.query.history import HistoryRequest
+    from gitquarry.repo_docs.api import RepoDocsService
     from gitquarry.repo_docs.registry import Selector
-    from gitquarry.repo_docs.service import RepoDocsService
     from gitquarry.service.daemon import Daemon
-    from gitquarry.service.store import WatchedWorkspace
+    from gitquarry.service.job_store import WatchedWorkspace
     from gitquarry.workspace import Workspace
 
 HISTORY_MODES = ("hybrid", "lexical", "semantic")
@@ -95,7 +95,7 @@ class WebBackend:
 
     def _searcher(self, ref: str | None) -> tuple[dict[str, Any], Workspace,
                                                   HistorySearcher, threading.Lock]:
-        from gitquarry.history.service import HistorySearcher
+        from gitquarry.history.search.searcher import HistorySearcher
 
         public, workspace = self.workspace(ref)
         cfg = workspace.config
@@ -189,7 +189,7 @@ class WebBackend:
         """The docs service for the user's configuration as it is now (a changed
         ``[embedding]``/``[docs]``/``[search]`` replaces it: no daemon restart needed)."""
         from gitquarry.config import load_config
-        from gitquarry.repo_docs.service import RepoDocsService
+        from gitquarry.repo_docs.api import RepoDocsService
 
         config = load_config(None)
         key = repr((config.embedding, config.docs, config.search))
@@ -236,7 +236,7 @@ class WebBackend:
 
     def _job_id(self, public_id: str) -> int:
         from gitquarry.errors import JobNotFoundError
-        from gitquarry.service.store import parse_public_id
+        from gitquarry.service.job_store import parse_public_id
 
         row_id = parse_public_id(public_id)
         if row_id is None:
@@ -270,8 +270,8 @@ class WebBackend:
         """Daemon health, and per watched workspace: repositories (relative names), commits,
         embedding coverage per namespace, index sizes (``history.status`` +
         ``history.corpora_status.extras_status``, as ``gitquarry status``)."""
-        from gitquarry.history.corpora_status import extras_status
-        from gitquarry.history.status import history_status
+        from gitquarry.corpora_status import extras_status
+        from gitquarry.history.index.status import history_status
 
         daemon = self.daemon.op_status({})
         registered = self._registered_stores()

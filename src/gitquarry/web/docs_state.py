@@ -33,8 +33,8 @@ from gitquarry.errors import (
 )
 
 if TYPE_CHECKING:
+    from gitquarry.repo_docs.api import RepoDocsService
     from gitquarry.repo_docs.registry import Binding, Selector
-    from gitquarry.repo_docs.service import RepoDocsService
 
 
 class WebBackend(Protocol):
@@ -92,7 +92,7 @@ def policy_fragment(policy: dict[str, Any]) -> str:
 
 
 def _last_gc(backend: WebBackend, jobs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    from gitquarry.service.store import parse_public_id
+    from gitquarry.service.job_store import parse_public_id
 
     for job in jobs:
         row_id = parse_public_id(job["id"])

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitquarry.gitio.ancestry import merged_commits
-from gitquarry.history.merges import changed_lines, repeats
-from gitquarry.history.refs_contain import RefContainment
+from gitquarry.history.index.refs_contain import RefContainment
+from gitquarry.history.search.merges import changed_lines, repeats
 from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
 
 if TYPE_CHECKING:

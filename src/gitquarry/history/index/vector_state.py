@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 
-from gitquarry.history.document import default_format
+from gitquarry.history.index.document import default_format
 
 
 def configured_namespace_id(

@@ -17,14 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from gitquarry.history.candidates import (
-    POST_FILTER_FACTOR,
-    Filters,
-    GlobCandidates,
-    Hits,
-    rank_with_glob,
-)
-from gitquarry.history.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
+from gitquarry.history.index.refs_contain import RefContainment
 from gitquarry.history.models import (
     CommitResult,
     GitSearchResponse,
@@ -32,11 +25,18 @@ from gitquarry.history.models import (
     RankingFacts,
     Warning_,
 )
-from gitquarry.history.narrow import NarrowCandidates, PickaxeReport, validate_narrowing
-from gitquarry.history.ordering import order_candidates
-from gitquarry.history.pipeline import MergeFolder, candidates, copies
-from gitquarry.history.refs_contain import RefContainment
-from gitquarry.history.scores import bm25_upper_bound, lexical_score, result_scorer
+from gitquarry.history.search.candidate_stream import MergeFolder, candidates, copies
+from gitquarry.history.search.candidates import (
+    POST_FILTER_FACTOR,
+    Filters,
+    GlobCandidates,
+    Hits,
+    rank_with_glob,
+)
+from gitquarry.history.search.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
+from gitquarry.history.search.narrow import NarrowCandidates, PickaxeReport, validate_narrowing
+from gitquarry.history.search.ordering import order_candidates
+from gitquarry.history.search.scores import bm25_upper_bound, lexical_score, result_scorer
 from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
@@ -173,7 +173,7 @@ def _index_warnings(conn: sqlite3.Connection, total: int) -> list[Warning_]:
                 message="the index holds no commits; run `gitquarry index` on the workspace",
             )
         )
-    from gitquarry.history.status import index_health
+    from gitquarry.history.index.status import index_health
 
     for code, message in index_health(conn):
         out.append(Warning_(code=code, message=message))
@@ -188,7 +188,7 @@ def validate_top_n(top_n: int) -> None:
 @dataclass(frozen=True, kw_only=True)
 class Engine:
     """What ranks a request, besides the request and the index: the semantic ranker
-    (``gitquarry.history.semantic``; None: hybrid/semantic degrade to lexical with a
+    (``gitquarry.history.search.semantic``; None: hybrid/semantic degrade to lexical with a
     warning), the RRF weights and ``k``, whether hybrid weights follow the query's shape
     (:data:`~gitquarry.retrieval.fusion.SHAPE_WEIGHTS`), the result pipeline's settings
     (None: its defaults), the cross-encoder, and the ``RefContainment`` that names the refs
@@ -236,7 +236,7 @@ def run_history_search(store: Store, request: HistoryRequest, engine: Engine = E
     ``engine.weight_by_shape`` the RRF weights are multiplied by the query shape's
     (identifiers and quoted text favour keywords, questions in prose favour vectors).
     ``sort``: "relevance" (default; introduction questions refined as
-    ``gitquarry.history.ordering`` says) or "newest"/"oldest" (the most relevant
+    ``gitquarry.history.search.ordering`` says) or "newest"/"oldest" (the most relevant
     ``max(4 × top_n, 50)`` matching commits, in committer-time order; scores stay relevance
     scores). The ordered ranking then goes through the shared result pipeline
     (``retrieval.pipeline``): copies of one change collapsed (``copies``), near-duplicates

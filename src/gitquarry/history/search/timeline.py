@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gitquarry.history.candidates import GlobCandidates
+from gitquarry.history.search.candidates import GlobCandidates
 from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.store import Store
 

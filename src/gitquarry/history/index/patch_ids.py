@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gitquarry.gitio.discovery import Repository
 from gitquarry.gitio.log import stream_commits
-from gitquarry.history.progress import Progress
+from gitquarry.history.index.progress import Progress
 from gitquarry.store import Store
 
 #: commits per ``git log`` process and per transaction

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from gitquarry.errors import GitquarryError
 from gitquarry.gitio.pickaxe import pickaxe_commits
-from gitquarry.history.candidates import GlobCandidates
-from gitquarry.history.hunks import parse_diff
+from gitquarry.history.search.candidates import GlobCandidates
+from gitquarry.history.search.hunks import parse_diff
 from gitquarry.query.narrowing import MAX_FILTER_CHARS, Narrowing, validate_narrowing
 from gitquarry.store.compression import inflate_text
 

@@ -22,15 +22,15 @@ from typing import Any
 
 from gitquarry.bounded import bound_history_response
 from gitquarry.errors import InvalidArgumentError
-from gitquarry.history.budget import apply_detail, fit_response
-from gitquarry.history.cursor import CursorStore, PinnedHit, make_cursor, params_digest
-from gitquarry.history.freshness import FreshnessChecker, compact_state
+from gitquarry.history.answers.budget import apply_detail, fit_response
+from gitquarry.history.answers.cursor import CursorStore, PinnedHit, make_cursor, params_digest
+from gitquarry.history.index.freshness import FreshnessChecker, compact_state
+from gitquarry.history.index.refs_contain import RefContainment
 from gitquarry.history.models import CommitResult, GitSearchResponse, RankingFacts
-from gitquarry.history.narrow import Narrowing, validate_narrowing
-from gitquarry.history.refs_contain import RefContainment
+from gitquarry.history.search.narrow import Narrowing, validate_narrowing
 from gitquarry.query.history import HistoryRequest
 from gitquarry.store.connection import read_only_note
-from gitquarry.tokens import MAX_MAX_TOKENS, json_tokens
+from gitquarry.token_budget import MAX_MAX_TOKENS, json_tokens
 
 #: the MCP tools' default budget (tokens); the CLI has none unless asked
 MCP_DEFAULT_MAX_TOKENS = 8000
@@ -105,7 +105,7 @@ class HistoryAnswers:
         cfg = self.searcher.workspace.config.embedding
         if cfg.provider == "none":
             return None
-        from gitquarry.history.vector_state import configured_namespace_id
+        from gitquarry.history.index.vector_state import configured_namespace_id
 
         try:
             return configured_namespace_id(self.searcher.store.conn, cfg.provider, cfg.model)
@@ -249,8 +249,8 @@ class HistoryAnswers:
         entries = pin.hits[offset:offset + top_n]
         store = self.searcher.store
         conn = store.conn
-        from gitquarry.history.pipeline import refresh_copy_refs
-        from gitquarry.history.search import _index_warnings, _result, hydrate
+        from gitquarry.history.search.candidate_stream import refresh_copy_refs
+        from gitquarry.history.search.engine import _index_warnings, _result, hydrate
 
         total = int(conn.execute("SELECT count(*) FROM git_commits").fetchone()[0])
         ids: dict[str, int] = {}

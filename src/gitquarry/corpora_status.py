@@ -1,12 +1,12 @@
-"""The status of the corpora built beside the commit history in one workspace index:
-embedding coverage per namespace and the architecture graph (``gitquarry status``, the web
-page's status tab). Read-only; lives below ``indexing`` so that ``history.status`` needs no
-upward import."""
+"""What ``gitquarry status`` shows of one workspace index: the commit history
+(``history.index.status``), embedding coverage per namespace and the architecture graph (the
+web page's status tab too). Read-only; above the corpora it reports on, below ``indexing``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from gitquarry.history.index.status import history_status
 from gitquarry.store import Store
 from gitquarry.workspace import Workspace
 
@@ -31,4 +31,16 @@ def extras_status(workspace: Workspace, store: Store) -> dict[str, Any]:
     if namespaces:
         data["embeddings"] = namespaces[-1]
     data["graph"] = graph_status(store).to_dict()
+    return data
+
+
+def workspace_status(workspace: Workspace, store: Store) -> dict[str, Any]:
+    """Everything ``gitquarry status`` shows, as JSON-ready data."""
+    data: dict[str, Any] = {
+        "workspace": str(workspace.root),
+        "index": str(workspace.db_path),
+        "index_bytes": store.size_bytes(),
+        **history_status(store),
+    }
+    data.update(extras_status(workspace, store))
     return data

@@ -46,18 +46,18 @@ from gitquarry.gitio.refs import (
 )
 from gitquarry.gitio.runner import display_path, environment_warnings
 from gitquarry.gitio.walk import partition_tips, walk_readable
-from gitquarry.history.identities import raw_or_none, remap_identities
-from gitquarry.history.locations import (
+from gitquarry.history.index.identities import raw_or_none, remap_identities
+from gitquarry.history.index.locations import (
     path_columns,
     record_skipped,
     relocate_moved,
     remove_vanished,
 )
-from gitquarry.history.patch_ids import backfill_patch_ids, missing_patch_ids
-from gitquarry.history.prefetch import prefetch
-from gitquarry.history.progress import NullProgress, Progress
-from gitquarry.history.refs_contain import persist_ref_sets
-from gitquarry.history.report import (
+from gitquarry.history.index.patch_ids import backfill_patch_ids, missing_patch_ids
+from gitquarry.history.index.prefetch import prefetch
+from gitquarry.history.index.progress import NullProgress, Progress
+from gitquarry.history.index.refs_contain import persist_ref_sets
+from gitquarry.history.index.report import (
     IndexingInterrupted,
     IndexReport,
     RefProblemReport,

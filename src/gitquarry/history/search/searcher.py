@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from gitquarry.history.index.refs_contain import RefContainment
 from gitquarry.history.models import CommitResult, GitSearchResponse
-from gitquarry.history.refs_contain import RefContainment
-from gitquarry.history.search import Engine, run_history_search
+from gitquarry.history.search.engine import Engine, run_history_search
 from gitquarry.query.history import HistoryRequest
 from gitquarry.retrieval.pipeline import PipelineSettings
 from gitquarry.retrieval.rerank import reranker_for
@@ -55,7 +55,7 @@ class HistorySearcher:
         """The semantic ranker for the configured embedding namespace, or None."""
         if not self._semantic_loaded:
             self._semantic_loaded = True
-            from gitquarry.history.semantic import load_semantic_ranker
+            from gitquarry.history.search.semantic import load_semantic_ranker
 
             self._semantic = load_semantic_ranker(self.workspace.config, self.store)
         return self._semantic
@@ -107,7 +107,7 @@ class HistorySearcher:
     def timeline(self, query: str, *, files_glob: str | None = None, after: int | None = None,
                  before: int | None = None, bins: int = 36) -> Any:
         """``history.timeline.match_timeline`` over this index (the web page's histogram)."""
-        from gitquarry.history.timeline import match_timeline
+        from gitquarry.history.search.timeline import match_timeline
 
         return match_timeline(self.store, query, files_glob=files_glob or None, after=after,
                               before=before, bins=bins)
@@ -115,7 +115,7 @@ class HistorySearcher:
     def commit(self, commit_hash: str) -> CommitResult | None:
         """The stored commit with this full hash (message, files, stored diff excerpt), or
         None when the index does not hold it."""
-        from gitquarry.history.search import _result, hydrate
+        from gitquarry.history.search.engine import _result, hydrate
 
         row = self.store.conn.execute(
             "SELECT id FROM git_commits WHERE hash = ?", (commit_hash.lower(),)).fetchone()

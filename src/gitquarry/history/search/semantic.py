@@ -21,14 +21,14 @@ import numpy as np
 from gitquarry.config import Config
 from gitquarry.embedding import Embedder, create_embedder
 from gitquarry.errors import EmbeddingError, EmbeddingFailedError
-from gitquarry.history.document import text_format
+from gitquarry.history.index.document import text_format
 from gitquarry.history.models import Warning_
 from gitquarry.percent import floor_percent
 from gitquarry.retrieval.vectors import cosine_top_k
 from gitquarry.store import Store
 
 if TYPE_CHECKING:
-    from gitquarry.history.search import Filters
+    from gitquarry.history.search.engine import Filters
 
 log = logging.getLogger(__name__)
 

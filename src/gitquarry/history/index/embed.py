@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitquarry.embedding import Embedder, EmbeddingNamespace, to_blob
-from gitquarry.history.document import DocumentFormat, default_format
-from gitquarry.history.progress import NullProgress, Progress
+from gitquarry.history.index.document import DocumentFormat, default_format
+from gitquarry.history.index.progress import NullProgress, Progress
 from gitquarry.store import Store
 
 
@@ -115,7 +115,7 @@ def embed_pending(
     document_format: DocumentFormat | None = None,
 ) -> EmbedReport:
     """Embed every commit lacking a vector in ``embedder``'s namespace for the commit
-    document format (default: :func:`~gitquarry.history.document.default_format`), newest
+    document format (default: :func:`~gitquarry.history.index.document.default_format`), newest
     commits first.
 
     :raises EmbeddingError: the provider failed; finished batches stay committed.

@@ -23,7 +23,7 @@ from gitquarry.bounded import cut_text
 from gitquarry.errors import CommitNotFoundError, GitquarryError, InvalidArgumentError
 from gitquarry.gitio.show import diff_lines, numstat
 from gitquarry.store.compression import inflate_text
-from gitquarry.tokens import estimate_tokens, json_tokens
+from gitquarry.token_budget import estimate_tokens, json_tokens
 
 MIN_PREFIX = 4
 PAGE_MAX_LINES = 5000
@@ -122,7 +122,7 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
     :raises CommitNotFoundError: see :func:`find_commit`.
     :raises InvalidArgumentError: negative ``diff_offset``, ``max_tokens`` out of range.
     """
-    from gitquarry.tokens import check_max_tokens
+    from gitquarry.token_budget import check_max_tokens
 
     if isinstance(diff_offset, bool) or not isinstance(diff_offset, int) or diff_offset < 0:
         raise InvalidArgumentError("diff_offset", f"must be a line number >= 0, got "

@@ -28,9 +28,9 @@ from typing import Any
 from gitquarry.bounded import cut_text
 from gitquarry.errors import GitquarryError, InvalidArgumentError, PathNotFoundError
 from gitquarry.gitio.blame import blame, file_history, path_exists, resolve
-from gitquarry.history.answers import AnswerOptions, validate_options
-from gitquarry.history.narrow import Narrowing
-from gitquarry.tokens import json_tokens
+from gitquarry.history.answers.answers import AnswerOptions, validate_options
+from gitquarry.history.search.narrow import Narrowing
+from gitquarry.token_budget import json_tokens
 
 MAX_BLAME_LINES = 20_000
 MAX_SHOWN_LINES = 200

@@ -19,8 +19,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Literal, NamedTuple
 
-from gitquarry.history import phrase_cache
-from gitquarry.history.candidates import POST_FILTER_FACTOR, Filters, post_filter_prefix
+from gitquarry.history.search import phrase_cache
+from gitquarry.history.search.candidates import POST_FILTER_FACTOR, Filters, post_filter_prefix
 from gitquarry.retrieval.filters import MAX_TIME, MIN_TIME
 from gitquarry.retrieval.fts import QueryTerms, parse_query
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gitquarry.gitio.runner import display_bytes
-from gitquarry.history.locations import exists, row_path
+from gitquarry.history.index.locations import exists, row_path
 from gitquarry.store import Store
 from gitquarry.store.capabilities import has_table
-from gitquarry.workspace import Workspace
 
 
 def _problems(store: Store) -> dict[int, list[dict[str, Any]]]:
@@ -85,20 +84,6 @@ def history_status(store: Store) -> dict[str, Any]:
         "total_commits": total,
         "last_indexed_at": last,
     }
-
-
-def workspace_status(workspace: Workspace, store: Store) -> dict[str, Any]:
-    """Everything ``gitquarry status`` shows, as JSON-ready data."""
-    from gitquarry.history.corpora_status import extras_status
-
-    data: dict[str, Any] = {
-        "workspace": str(workspace.root),
-        "index": str(workspace.db_path),
-        "index_bytes": store.size_bytes(),
-        **history_status(store),
-    }
-    data.update(extras_status(workspace, store))
-    return data
 
 
 def index_health(conn: Any) -> list[tuple[str, str]]:

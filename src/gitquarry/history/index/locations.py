@@ -23,7 +23,7 @@ from sqlite3 import Connection, Row
 
 from gitquarry.gitio.discovery import Repository, SkippedRepository
 from gitquarry.gitio.runner import display_path
-from gitquarry.history.report import MovedReport, RemovedReport
+from gitquarry.history.index.report import MovedReport, RemovedReport
 from gitquarry.store import Store
 
 

@@ -13,7 +13,7 @@
 - ``ids``: ``hash`` and ``score`` (and ``repo_path`` when results come from several
   repositories).
 
-``max_tokens`` (estimated with ``gitquarry.tokens``, which bounds the real counts of the
+``max_tokens`` (estimated with ``gitquarry.token_budget``, which bounds the real counts of the
 common tokenizers from above): the whole serialized response must fit. When it would not:
 
 1. (``full``) each diff is cut to its best-matching hunks (``history.hunks.best_hunks_diff``)
@@ -33,8 +33,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gitquarry.bounded import cut_text
-from gitquarry.history.hunks import best_hunks_diff, excerpt
-from gitquarry.tokens import estimate_tokens, fit_prefix, json_tokens
+from gitquarry.history.search.hunks import best_hunks_diff, excerpt
+from gitquarry.token_budget import estimate_tokens, fit_prefix, json_tokens
 
 COMPACT_FILES = 10
 #: tokens kept back for ``next_cursor`` and ``truncated``, added after fitting

@@ -1,0 +1,1 @@
+"""Answers built from search results: budgets, cursors, blame, commit views."""

@@ -1,0 +1,1 @@
+"""Building the commit index: walking refs, documents, patch-ids, refs, vectors."""

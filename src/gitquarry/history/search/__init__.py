@@ -1,0 +1,1 @@
+"""Searching the commit index: lexical, semantic, fusion input, narrowing."""
