@@ -42,25 +42,28 @@ sys.path.insert(0, str(HERE))
 from build_fixture import STOPWORDS, _stems  # noqa: E402
 
 
-def git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, check: bool = True) -> str:
+    """``git -C repo args`` → stdout as text; a failure (with ``check``) exits with its
+    stderr."""
     proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
                           errors="replace")
-    if proc.returncode != 0:
+    if check and proc.returncode != 0:
         raise SystemExit(f"error: git {' '.join(args)}: {proc.stderr.strip()}")
     return proc.stdout
 
 
-def build(dest: Path, mirror: Path = DEFAULT_MIRROR) -> Path:
-    """A new repository at ``dest`` with ``main`` = :data:`PINNED`, checked out."""
+def build(dest: Path, mirror: Path = DEFAULT_MIRROR, pinned: str = PINNED) -> Path:
+    """A new repository at ``dest`` with ``main`` = ``pinned`` (default :data:`PINNED`),
+    fetched from ``mirror`` and checked out."""
     if dest.exists() and any(dest.iterdir()):
         raise SystemExit(f"error: {dest} exists and is not empty")
     dest.mkdir(parents=True, exist_ok=True)
     git(dest, "init", "-q", "-b", "unborn")
-    git(dest, "fetch", "-q", "--no-tags", str(mirror.resolve()), f"{PINNED}:refs/heads/main")
+    git(dest, "fetch", "-q", "--no-tags", str(mirror.resolve()), f"{pinned}:refs/heads/main")
     git(dest, "checkout", "-q", "main")
     head = git(dest, "rev-parse", "HEAD").strip()
-    if head != PINNED:
-        raise SystemExit(f"error: HEAD is {head}, expected {PINNED}")
+    if head != pinned:
+        raise SystemExit(f"error: HEAD is {head}, expected {pinned}")
     return dest
 
 

@@ -39,7 +39,8 @@ DEFAULT_MIRROR = Path("/work/.mirror/pallets+flask/repo")
 PINNED = "2ac89889f4cc330eabd50f295dcef02828522c69"
 
 sys.path.insert(0, str(HERE))
-from click_set import lint  # noqa: E402
+from click_set import build as click_build  # noqa: E402
+from click_set import git, lint  # noqa: E402
 
 #: (kind, question, judged commits (``a=b``: the same change twice), files_glob, after, before)
 QUESTIONS: list[tuple[str, str, list[str], str | None, str | None, str | None]] = [
@@ -149,26 +150,9 @@ QUESTIONS: list[tuple[str, str, list[str], str | None, str | None, str | None]] 
 ]
 
 
-def git(repo: Path, *args: str, check: bool = True) -> str:
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          errors="replace")
-    if check and proc.returncode != 0:
-        raise SystemExit(f"error: git {' '.join(args)}: {proc.stderr.strip()}")
-    return proc.stdout
-
-
 def build(dest: Path, mirror: Path = DEFAULT_MIRROR) -> Path:
     """A new repository at ``dest`` with ``main`` = :data:`PINNED`, checked out."""
-    if dest.exists() and any(dest.iterdir()):
-        raise SystemExit(f"error: {dest} exists and is not empty")
-    dest.mkdir(parents=True, exist_ok=True)
-    git(dest, "init", "-q", "-b", "unborn")
-    git(dest, "fetch", "-q", "--no-tags", str(mirror.resolve()), f"{PINNED}:refs/heads/main")
-    git(dest, "checkout", "-q", "main")
-    head = git(dest, "rev-parse", "HEAD").strip()
-    if head != PINNED:
-        raise SystemExit(f"error: HEAD is {head}, expected {PINNED}")
-    return dest
+    return click_build(dest, mirror, PINNED)
 
 
 def pr_merge(repo: Path, commit: str, limit: int = 8) -> str | None:
