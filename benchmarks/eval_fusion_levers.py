@@ -26,6 +26,7 @@ from gitquarry.history.search import engine as history_search
 from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval import fusion
 from gitquarry.retrieval.fusion import LexicalGuard, ShapeWeights
+from gitquarry.workspace import Workspace
 
 #: name -> (guard, shape weights, rrf_k or None for the configured one)
 VARIANTS: dict[str, tuple[LexicalGuard, ShapeWeights, int | None]] = {
@@ -37,6 +38,10 @@ VARIANTS: dict[str, tuple[LexicalGuard, ShapeWeights, int | None]] = {
     "guard top3 slot3": (LexicalGuard(3, 3, 0), fusion.SHAPE_WEIGHTS, None),
     "guard top3 slot3 blind50": (LexicalGuard(3, 3, 50), fusion.SHAPE_WEIGHTS, None),
     "guard top5 slot2 blind20": (LexicalGuard(5, 2, 20), fusion.SHAPE_WEIGHTS, None),
+    # issue 22 s3: lexical's top k/2 always in hybrid's top k (rank r at 2r or better)
+    "guard top5 slot2": (LexicalGuard(5, 2, 0), fusion.SHAPE_WEIGHTS, None),
+    "guard top5 slot2 blind10": (LexicalGuard(5, 2, 10), fusion.SHAPE_WEIGHTS, None),
+    "guard top5 slot2 blind50": (LexicalGuard(5, 2, 50), fusion.SHAPE_WEIGHTS, None),
     "natural 1/1.5": (LexicalGuard(), ShapeWeights((1.0, 0.5), (1.0, 1.0), (1.0, 1.5)), None),
     "natural 1/1.5 + guard top3 slot3": (
         LexicalGuard(3, 3, 0), ShapeWeights((1.0, 0.5), (1.0, 1.0), (1.0, 1.5)), None),
@@ -58,15 +63,18 @@ def main(argv: list[str] | None = None) -> int:
     queries = load_queries(args.queries)
     embedding = ("onnx", str(args.model.resolve())) if args.model else None
     workspace = make_workspace(args.repo, args.index_dir, embedding=embedding)
-    configured_k = workspace.config.search.rrf_k
-    searcher = HistorySearcher(workspace)
+    searchers = {None: HistorySearcher(workspace)}
     report: dict[str, Any] = {"repo": str(args.repo), "queries": len(queries), "variants": {}}
     try:
         for name in names:
             guard, shapes, rrf_k = VARIANTS[name]
             fusion.LEXICAL_GUARD = guard
             history_search.SHAPE_WEIGHTS = shapes
-            workspace.config.search.rrf_k = rrf_k or configured_k
+            if rrf_k not in searchers:  # the config is frozen: one workspace per k
+                searchers[rrf_k] = HistorySearcher(Workspace(
+                    root=workspace.root,
+                    config=workspace.config.replaced(search={"rrf_k": rrf_k})))
+            searcher = searchers[rrf_k]
             rows, facts = run_queries(searcher, queries, k=args.k, modes=["hybrid"])
             report["variants"][name] = {"metrics": summarise(rows, ["hybrid"], args.k)["hybrid"],
                                         "latency_ms": facts["latency_ms"]["hybrid"],
@@ -76,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{kind}:{v.get(f'recall@{args.k}')}/{v.get(f'mrr@{args.k}')}"
                 for kind, v in m.items()), file=sys.stderr)
     finally:
-        searcher.close()
+        for each in searchers.values():
+            each.close()
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0
