@@ -84,10 +84,10 @@ def main(argv: list[str]) -> int:
     for path in argv:
         rows = json.loads(Path(path).read_text("utf-8"))["rows"]
         sets = {name: score(rows, rule) for name, rule in RULES.items()}
-        lexical = sets["lexical"]
+        lexical = dict(sets["lexical"])
         for metrics in sets.values():
-            metrics["holds"] = all(metrics[kind]["recall@10"] >= lexical[kind]["recall@10"]
-                                   for kind in lexical)
+            metrics["holds"] = all(  # type: ignore[assignment]
+                metrics[kind]["recall@10"] >= lexical[kind]["recall@10"] for kind in lexical)
         report[path] = sets
         for name, m in sets.items():
             print(f"{Path(path).stem:12s} {name:30s} holds={m['holds']!s:5s} " + " ".join(
