@@ -45,7 +45,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_history import load_queries, make_workspace, run_queries, summarise
-from gitquarry.embedding import create_embedder
+from gitquarry import embedding as embedding_pkg
 from gitquarry.history.index.document import default_format
 from gitquarry.history.search import engine as engine_mod
 from gitquarry.history.search import semantic as semantic_mod
@@ -254,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     embedding = ("onnx", str(args.model.resolve())) if args.model else None
     ws = make_workspace(args.repo, args.index_dir, embedding=embedding)
     fmt = default_format()
-    index_embedder = create_embedder(ws.config.embedding, purpose="index")
+    # looked up at call time: ``--vector-cache`` wraps the factory
+    index_embedder = embedding_pkg.create_embedder(ws.config.embedding, purpose="index")
     assert index_embedder is not None
     store = ws.open_store()
     rows = store.conn.execute("SELECT id, title, message FROM git_commits ORDER BY id").fetchall()
