@@ -89,6 +89,18 @@ class _Reader:
         self._it = iter(self._feeds)
 
 
+def infer_types(fused: Path, out: Path) -> None:
+    """``fused`` with every tensor's type and shape (ONNX Runtime's symbolic shape inference,
+    which knows the ``com.microsoft`` fused operators; ONNX's own does not). Without it the
+    calibrator sees no type for the fused operators' outputs (the MatMul inputs), calibrates
+    none of them, and ``quantize_static`` leaves every activation in fp32 (weight-only int8:
+    the first prototype's result)."""
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    quant_pre_process(str(fused), str(out), skip_optimization=True, skip_onnx_shape=False,
+                      skip_symbolic_shape=False, auto_merge=True)
+
+
 def quantise_static(fused: Path, out: Path, tokenizer: Any, texts: list[str], *,
                     method: str, reduce_range: bool) -> None:
     from onnxruntime.quantization import (
@@ -143,9 +155,16 @@ def main(argv: list[str] | None = None) -> int:
         onnx.save(base.build_fp32(weights, config), str(fp32))
         fused = work / "fused.onnx"
         counts = fuse_no_attention(fp32, fused, config)
+        typed = work / "fused_typed.onnx"
+        infer_types(fused, typed)
         int8 = work / "model.onnx"
-        quantise_static(fused, int8, base.load_tokenizer(tokenizer_json), calibration,
+        quantise_static(typed, int8, base.load_tokenizer(tokenizer_json), calibration,
                         method=args.method, reduce_range=args.reduce_range)
+        activation_q = sum(1 for n in onnx.load(str(int8)).graph.node
+                           if n.op_type == "QuantizeLinear")
+        if activation_q == 0:
+            raise SystemExit("error: no activation was quantised (no QuantizeLinear node): "
+                             "the calibrator saw no typed MatMul input")
         base.store_table_int8(int8)
         quant_counts = Counter(n.op_type for n in onnx.load(str(int8)).graph.node)
         tokenizer = base.load_tokenizer(tokenizer_json)

@@ -137,6 +137,10 @@ class LogCommit:
         """The body: the message after the subject paragraph (as ``%b``), stripped."""
         return self._split()[1]
 
+    def title_and_message(self) -> tuple[str, str]:
+        """``(title, message)`` from one pass over the message (each property makes one)."""
+        return self._split()
+
     def _split(self) -> tuple[str, str]:
         text = self.raw_message.strip("\n")
         lines = text.split("\n")
