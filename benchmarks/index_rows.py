@@ -52,9 +52,10 @@ def rows(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
     out["commit_paths"] = sorted(conn.execute(
         "SELECT c.hash, p.path FROM commit_paths cp JOIN git_commits c ON c.id = cp.commit_id "
         "JOIN paths p ON p.id = cp.path_id"))
-    out["repo_commits"] = sorted(conn.execute(
-        "SELECT r.path, c.hash FROM repo_commits rc JOIN git_commits c ON c.id = rc.commit_id "
-        "JOIN repositories r ON r.id = rc.repo_id"))
+    out["repo_commits"] = sorted(  # the repository by its folder's name (indexes elsewhere)
+        (Path(path).name, commit) for path, commit in conn.execute(
+            "SELECT r.path, c.hash FROM repo_commits rc JOIN git_commits c "
+            "ON c.id = rc.commit_id JOIN repositories r ON r.id = rc.repo_id"))
     out["repo_refs"] = sorted(conn.execute("SELECT CAST(ref AS BLOB), tip FROM repo_refs"))
     if _has(conn, "commit_ref_sets"):
         out["commit_ref_sets"] = sorted(conn.execute(

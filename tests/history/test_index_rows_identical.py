@@ -101,3 +101,28 @@ def test_fts_values_equal_the_sql_functions_on_stored_rows(tmp_path: Path) -> No
     assert len(stored) == len(sql_rows) >= 10
     for row in stored:
         assert fts_values(*row[1:]) == sql_rows[row[0]]
+
+
+@pytest.mark.parametrize("header", [
+    b"a" * 40 + b"\x00" + b"b" * 40 + b" " + b"c" * 40 + b"\x00Ann\x00ann@x\x00Ann M\x00am@x"
+    b"\x001700000000\x00Cy\x00cy@x\x00Cy\x00cy@x\x001700000001\x00Title\n\nBody text\n",
+    ("d" * 40 + "\x00\x00Zoë 修复\x00z@x\x00Zoë\x00z@x\x00\x00C\x00c@x\x00C\x00c@x\x00"
+     "99999999999999999999999\x00修复数据库\n").encode(),
+    b"e" * 40 + b"\x00\x00A\x00a@x\x00A\x00a@x\x00-5\x00C\x00c@x\x00C\x00c@x\x00"
+    b"1\x00msg\x00with\x00nul",
+])
+def test_header_decoded_at_once_equals_field_by_field(header: bytes) -> None:
+    """The one-call decode of a valid UTF-8 header gives the commit the field-by-field
+    parser gives (the reference, still used for headers holding invalid UTF-8)."""
+    from gitquarry.gitio.log import _parse_header, _parse_header_fields
+
+    assert _parse_header(header) == _parse_header_fields(header)
+
+
+def test_header_with_invalid_utf8_takes_the_field_parser() -> None:
+    from gitquarry.gitio.log import _parse_header
+
+    header = (b"f" * 40 + b"\x00\x00Caf\xe9\x00a@x\x00Caf\xe9\x00a@x\x001\x00C\x00c@x\x00C"
+              b"\x00c@x\x002\x00ok")
+    commit = _parse_header(header)
+    assert commit.author_name == "Caf\ufffd" and commit.decode_errors == ["author"]
