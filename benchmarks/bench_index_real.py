@@ -9,6 +9,15 @@ seconds, load average before/after, the index file size (after ``VACUUM``), size
     python benchmarks/bench_index_real.py /tmp/repo.git --db /tmp/index.db
 
 ``--db`` must not exist (a fresh index is measured). The repository is the workspace root.
+
+Issue 21 target 4 (keyword-ready index against ``git log -p``, fixed costs counted)::
+
+    python benchmarks/bench_index_real.py WORKSPACE --versus-git-log 3
+
+runs ``gitquarry index --no-embed -q WORKSPACE`` on a fresh index (a new process: imports,
+the graph/docs pass and patch-ids included) and ``git log --all -p`` on the workspace's
+repository alternately, ``3`` rounds each, and prints the CPU medians and their ratio (the
+figure ``run_all.py`` reports); ``WORKSPACE`` is a folder holding one bare repository.
 """
 
 from __future__ import annotations
@@ -30,8 +39,14 @@ def dir_bytes(path: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("repo", type=Path, help="repository (bare or with a work tree)")
-    ap.add_argument("--db", type=Path, required=True)
+    ap.add_argument("--db", type=Path)
+    ap.add_argument("--versus-git-log", type=int, metavar="ROUNDS", default=0,
+                    help="CLI index vs git log --all -p, alternating, ROUNDS each")
     args = ap.parse_args(argv)
+    if args.versus_git_log:
+        return versus_git_log(args.repo, args.versus_git_log)
+    if args.db is None:
+        ap.error("--db is required")
     if args.db.exists():
         ap.error(f"{args.db} exists; the benchmark measures a fresh index")
 
@@ -79,6 +94,36 @@ def main(argv: list[str] | None = None) -> int:
         "index_to_git_dir": round(size / git_size, 3),
         "python": sys.version.split()[0],
     }, indent=1))
+    return 0
+
+
+def versus_git_log(ws: Path, rounds: int) -> int:
+    """The issue 21 target 4 figure: ``run_all.figure_index`` on ``ws``, with every round's
+    CPU seconds (subject and anchor) kept, in a throw-away state directory."""
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import run_all
+
+    with tempfile.TemporaryDirectory(prefix="gq-bench-index-") as tmp:
+        env = run_all.quiet_env(Path(tmp) / "state")
+        rounds_cpu: dict[str, list[float]] = {"index": [], "git_log": []}
+        real_run_cpu = run_all.run_cpu
+
+        def recording(cmd: list[str], **kw: object) -> tuple[float, float]:
+            cpu, wall = real_run_cpu(cmd, **kw)  # type: ignore[arg-type]
+            rounds_cpu["git_log" if cmd[0] == "git" else "index"].append(round(cpu, 2))
+            return cpu, wall
+
+        run_all.run_cpu = recording  # type: ignore[assignment]
+        load_before = os.getloadavg()
+        try:
+            fig = run_all.figure_index(ws, rounds, env)
+        finally:
+            run_all.run_cpu = real_run_cpu
+        print(json.dumps({"workspace": str(ws), **fig, "rounds_cpu_s": rounds_cpu,
+                          "load_before": load_before, "load_after": os.getloadavg()},
+                         indent=1))
     return 0
 
 

@@ -203,7 +203,6 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
     the workspace (with ``embed`` False: locators only, no provider). One repository's
     failure is reported and does not stop the others."""
     from gitquarry.errors import GitquarryError
-    from gitquarry.repo_docs.indexer import index_revision_set
     from gitquarry.repo_docs.registry import Registry
 
     root = workspace.root.resolve()
@@ -213,6 +212,10 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
     except GitquarryError as exc:
         report.errors.append(f"repository docs not refreshed: {exc}")
         return
+    if not bindings:
+        return  # the docs indexer (and numpy, which it imports) is not loaded for nothing
+    from gitquarry.repo_docs.indexer import index_revision_set
+
     config = workspace.config
     if not embed:
         config = config.replaced(embedding={"provider": "none"})

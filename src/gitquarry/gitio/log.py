@@ -137,6 +137,10 @@ class LogCommit:
         """The body: the message after the subject paragraph (as ``%b``), stripped."""
         return self._split()[1]
 
+    def title_and_message(self) -> tuple[str, str]:
+        """``(title, message)`` from one pass over the message (each property makes one)."""
+        return self._split()
+
     def _split(self) -> tuple[str, str]:
         text = self.raw_message.strip("\n")
         lines = text.split("\n")
@@ -448,6 +452,33 @@ def parse_time(raw: bytes) -> tuple[int, bool]:
 
 
 def _parse_header(raw: bytes) -> LogCommit:
+    """One commit's header fields (see ``_FORMAT``). A header that is valid UTF-8 as a whole
+    (nearly all) is decoded in one call; otherwise field by field, so each field's invalid
+    bytes are replaced and named in ``decode_errors`` (``_parse_header_fields``)."""
+    try:
+        fields = raw.decode("utf-8").split("\x00")
+    except UnicodeDecodeError:
+        return _parse_header_fields(raw)
+    if len(fields) < 13:
+        raise ValueError(f"unexpected git log header: {raw[:200]!r}")
+    h, p, an, ae, amn, ame, at, cn, ce, cmn, cme, ct = fields[:12]
+    at_raw, ct_raw = at.encode("utf-8"), ct.encode("utf-8")
+    author_time, author_ok = parse_time(at_raw)
+    committer_time, committer_ok = parse_time(ct_raw)
+    commit = LogCommit(
+        hash=h, parents=p.split(), author_name=amn, author_email=ame, author_time=author_time,
+        committer_name=cmn, committer_email=cme, committer_time=committer_time,
+        raw_message="\x00".join(fields[12:]),
+        author_raw=f"{an} <{ae}>", committer_raw=f"{cn} <{ce}>",
+    )
+    if not author_ok:
+        commit.invalid_times["author_time"] = at_raw.decode("ascii", "replace")[:40]
+    if not committer_ok:
+        commit.invalid_times["committer_time"] = ct_raw.decode("ascii", "replace")[:40]
+    return commit
+
+
+def _parse_header_fields(raw: bytes) -> LogCommit:
     parts = raw.split(b"\x00")
     if len(parts) < 13:
         raise ValueError(f"unexpected git log header: {raw[:200]!r}")

@@ -14,8 +14,9 @@ with ``inflate_text`` or ``gq_inflate``); rows written before migration 0007 wer
 ``commit_fts`` is a contentless FTS5 index of ``git_commits``: each of its columns holds
 ``gitquarry.retrieval.tokenize.index_text`` of the commit's column (the text plus its
 identifier / CJK / version expansions; the diff without its file headers, ``index_diff_text``).
-The indexer fills it once per batch with ``COMMIT_FTS_INSERT_SQL``; delete and update triggers
-keep it current, calling the SQL functions ``gq_index_text``, ``gq_index_diff`` and
+The indexer fills it per batch with ``COMMIT_FTS_VALUES_SQL`` and ``fts_values`` (the same
+rows ``COMMIT_FTS_INSERT_SQL`` computes from stored rows, which rebuilds use); delete and
+update triggers keep it current, calling the SQL functions ``gq_index_text``, ``gq_index_diff`` and
 ``gq_inflate`` that ``open_store`` registers on every connection. It is never read back (only
 ``rowid`` and ``bm25`` are selected).
 ``paths``/``commit_paths`` let a files glob select candidate commits before ranking: the glob
@@ -30,6 +31,8 @@ from gitquarry.retrieval.tokenize import (
     FTS5_TOKENIZE,
     SQL_DIFF_FUNCTION,
     SQL_FUNCTION,
+    index_diff_text,
+    index_text,
     register_functions,
 )
 from gitquarry.store.capabilities import fts5_available, has_table
@@ -54,6 +57,22 @@ COMMIT_FTS_INSERT_SQL = (
     f"INSERT INTO commit_fts (rowid, {_FTS_COLUMNS}) "
     f"SELECT c.id, {_index_values('c')} FROM git_commits c WHERE c.id >= ?"
 )
+
+#: Adds one ``commit_fts`` row from its values (rowid, then ``fts_values`` of the row).
+COMMIT_FTS_VALUES_SQL = (
+    f"INSERT INTO commit_fts (rowid, {_FTS_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def fts_values(title: str | None, message: str | None, author: str | None,
+               committer: str | None, files_changed: str | None, diff: str | None
+               ) -> tuple[str, str, str, str, str, str]:
+    """The ``commit_fts`` values of one commit from its column texts (``diff``
+    uncompressed): exactly what ``COMMIT_FTS_INSERT_SQL`` computes in SQL from the stored
+    row (``index_text`` of each column, ``index_diff_text`` of the diff)."""
+    return (index_text(title), index_text(message), index_text(author),
+            index_text(committer), index_text(files_changed), index_diff_text(diff))
+
 
 #: The contentless FTS5 index and the triggers that keep it current (where SQLite has FTS5).
 COMMIT_FTS_DDL = f"""
