@@ -95,7 +95,7 @@ def line_score(line: str, terms: set[str]) -> float:
 
 #: lower-cased word → it and the lower-cased parts of ``expand_token(word)``
 _WORD_SETS: dict[str, frozenset[str]] = {}
-_WORD_SETS_MAX = 1 << 16
+_WORD_SETS_MAX = 2048  # ~0.6 MB at most (the MCP server's memory target)
 
 
 def _word_set(word: str) -> frozenset[str]:
