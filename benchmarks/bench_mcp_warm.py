@@ -71,7 +71,7 @@ def _server_pid() -> int:
             cmd = (stat.parent / "cmdline").read_bytes()
         except (OSError, ValueError):
             continue
-        if ppid == me and b"gitquarry" in cmd and b"mcp" in cmd:
+        if ppid == me and b"mcp" in cmd:
             return int(stat.parent.name)
     raise RuntimeError("MCP server process not found")
 
@@ -84,14 +84,15 @@ def _queries(n: int, seed: int) -> list[str]:
 
 
 async def _session(project: Path, env: dict[str, str], calls: int, idle_s: float,
-                   label: str) -> dict[str, Any]:
+                   label: str, profile: Path | None = None) -> dict[str, Any]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "gitquarry", "mcp", "--project", str(project)],
-        env=env,
-    )
+    args = ["-m", "gitquarry", "mcp", "--project", str(project)]
+    if profile is not None:  # the same server under cProfile (mcp_profiled_server.py)
+        args = [str(Path(__file__).resolve().parent / "mcp_profiled_server.py"),
+                "--project", str(project), "--out", str(profile)]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
     out: dict[str, Any] = {}
     with open(os.devnull, "w") as errlog:
         async with (stdio_client(params, errlog=errlog) as (read, write),
@@ -135,15 +136,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--project", type=Path, required=True)
     ap.add_argument("--calls", type=int, default=100)
     ap.add_argument("--idle-s", type=float, default=2.0)
+    ap.add_argument("--only", choices=("keyword", "hybrid"), default=None)
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="run the server under cProfile per thread (mcp_profiled_server.py) "
+                    "and write DIR/summary.txt; the CPU figures then include the profiler")
     args = ap.parse_args(argv)
     project = args.project.resolve()
     result: dict[str, Any] = {"project": str(project), "load_before": os.getloadavg()}
     cfg = project.parent / f"{project.name}-lexical.toml"
     cfg.write_text('[search]\nmode = "lexical"\n', encoding="utf-8")
     base = dict(os.environ)
-    result["keyword"] = asyncio.run(_session(
-        project, {**base, "GITQUARRY_CONFIG": str(cfg)}, args.calls, args.idle_s, "keyword"))
-    result["hybrid"] = asyncio.run(_session(project, base, args.calls, args.idle_s, "hybrid"))
+    if args.only in (None, "keyword"):
+        result["keyword"] = asyncio.run(_session(
+            project, {**base, "GITQUARRY_CONFIG": str(cfg)}, args.calls, args.idle_s,
+            "keyword", args.profile and args.profile / "keyword"))
+    if args.only in (None, "hybrid"):
+        result["hybrid"] = asyncio.run(_session(
+            project, base, args.calls, args.idle_s, "hybrid",
+            args.profile and args.profile / "hybrid"))
     result["targets"] = {
         "idle_rss_mib_max": 80, "after_100_hybrid_rss_mib_max": 250,
         "hybrid_server_cpu_ms_per_call_max": 40,

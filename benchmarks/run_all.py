@@ -347,10 +347,12 @@ def figure_warm_keyword(ws: Path, n: int) -> dict[str, Any]:
     }
 
 
-def figure_mcp(ws: Path, calls: int) -> dict[str, Any]:
+def figure_mcp(ws: Path, calls: int, anchor: Path | None = None) -> dict[str, Any]:
     """``bench_mcp_warm`` on the workspace after random vectors fill its index (the query
     vectors come from the real model): server RSS idle and after ``calls`` keyword and
-    hybrid calls, server CPU per call."""
+    hybrid calls, server CPU per call. With ``anchor`` (a source tree, e.g. ``git archive
+    main src``) also ``bench_mcp_ab``: this checkout's server and the anchor's, calls
+    alternated, answers compared."""
     from bench_hybrid import fill_random_vectors
 
     fill_random_vectors(ws / ".gitquarry" / "index.db")
@@ -360,6 +362,12 @@ def figure_mcp(ws: Path, calls: int) -> dict[str, Any]:
     res: dict[str, Any] = json.loads(proc.stdout)
     res["target"] = ("idle <= 80 MB RSS, <= 250 MB after 100 hybrid calls, "
                      "hybrid <= 40 ms server CPU per call")
+    if anchor is not None:
+        ab = subprocess.run(
+            [sys.executable, str(HERE / "bench_mcp_ab.py"), "--project", str(ws),
+             "--anchor", str(anchor), "--calls", str(calls)],
+            capture_output=True, text=True, check=True)
+        res["ab"] = json.loads(ab.stdout)
     return res
 
 
@@ -379,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
                     "client, cold hybrid); no synthetic keyword workspace")
     ap.add_argument("--mcp", action="store_true",
                     help="also the MCP server's memory and CPU per call (loads the model)")
+    ap.add_argument("--mcp-anchor", type=Path, default=None,
+                    help="with --mcp: a source tree to run beside this checkout's MCP "
+                    "server, calls alternated (bench_mcp_ab.py)")
     args = ap.parse_args(argv)
     rounds = args.rounds or (5 if args.quick else 9)
     commits = args.commits or (3000 if args.quick else 20000)
@@ -431,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                 fig["warm_keyword"] = figure_warm_keyword(ws, 100 if args.quick else 200)
             if args.mcp:
                 note(f"{name}: MCP server memory and CPU per call")
-                fig["mcp"] = figure_mcp(ws, 100)
+                fig["mcp"] = figure_mcp(ws, 100, args.mcp_anchor)
             out["workspaces"][name] = fig
         if args.hybrid_commits:
             hyb = root / "ws-hybrid"
@@ -485,6 +496,15 @@ def print_table(out: dict[str, Any]) -> None:
             rows.append((f"{name}: MCP hybrid server CPU p50/p95",
                          f"{m['hybrid']['server_cpu_p50_ms']}/{m['hybrid']['server_cpu_p95_ms']}",
                          "-", "-", "<= 40 ms"))
+            if "ab" in m:
+                ab = m["ab"]
+                rows.append((f"{name}: MCP hybrid server CPU p50/p95, vs anchor tree",
+                             f"{ab['this']['server_cpu_p50_ms']}/"
+                             f"{ab['this']['server_cpu_p95_ms']}",
+                             f"{ab['anchor']['server_cpu_p50_ms']}/"
+                             f"{ab['anchor']['server_cpu_p95_ms']}",
+                             "same answers" if ab["identical"] else "ANSWERS DIFFER",
+                             "<= 40 ms"))
     if "cold_hybrid" in out:
         h = out["cold_hybrid"]
         rows.append((f"cold hybrid ({h['commits']} commits, {h['effective_mode']})",

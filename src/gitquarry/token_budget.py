@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 #: the range a ``max_tokens`` budget may take, at every surface and corpus
@@ -44,10 +45,25 @@ PUNCT = 0.57
 SAFETY = 1.15
 
 
+#: from this many characters on, a process that has NumPy loaded counts with
+#: ``_array_total`` (the same sum, ~30x faster); below it, or without NumPy (the CLI never
+#: imports it for this), with the loop
+ARRAY_FROM_CHARS = 2048
+#: ASCII characters ``\s`` and ``str.isspace`` agree on: \t \n \v \f \r, \x1c-\x1f, space
+_ASCII_SPACE = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32)
+
+
 def estimate_tokens(text: str) -> int:
     """Estimated tokens of ``text`` (see the module docstring for the error bound); 0 for ''."""
     if not text:
         return 0
+    if len(text) >= ARRAY_FROM_CHARS and "numpy" in sys.modules:
+        return int(_array_total(text) * SAFETY) + 1
+    return int(_loop_total(text) * SAFETY) + 1
+
+
+def _loop_total(text: str) -> float:
+    """The fitted (unscaled) estimate of ``text``: each piece's cost added in text order."""
     total = 0.0
     for m in _PIECE.finditer(text):
         piece = m.group()
@@ -65,7 +81,44 @@ def estimate_tokens(text: str) -> int:
             total += CJK
         else:
             total += OTHER_NON_ASCII
-    return int(total * SAFETY) + 1
+    return total
+
+
+def _array_total(text: str) -> float:
+    """The loop's ``total`` for ``text``, bit for bit, computed over code-point arrays.
+
+    The pieces are the same (letter runs, digit runs, one punctuation mark, one non-ASCII
+    character; whitespace costs nothing, and a non-ASCII character ``\\s+`` swallows is
+    whitespace, which costs nothing on its own too), each piece's cost is the same float
+    expression, placed at the piece's first character, and ``np.cumsum`` adds them in text
+    order one by one, as the loop does (adding the 0.0 between pieces changes nothing)."""
+    import numpy as np
+
+    cp = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    n = len(cp)
+    letter = ((cp >= 65) & (cp <= 90)) | ((cp >= 97) & (cp <= 122))
+    digit = (cp >= 48) & (cp <= 57)
+    high = cp >= 0x80
+    punct = ~(letter | digit | high | np.isin(cp, _ASCII_SPACE))
+    cost = np.zeros(n)
+    for run, base, per in ((letter, WORD, LETTER), (digit, NUMBER, DIGIT)):
+        edges = np.flatnonzero(np.diff(run.astype(np.int8), prepend=0, append=0))
+        starts, ends = edges[0::2], edges[1::2]
+        cost[starts] = base + per * (ends - starts).astype(np.float64)
+    cost[punct] = PUNCT
+    at = np.flatnonzero(high)
+    if len(at):
+        chars = cp[at]
+        value = np.where(chars >= 0x2E80, CJK, OTHER_NON_ASCII)
+        spaces = [i for i, c in enumerate(chars.tolist()) if c in _NON_ASCII_SPACE]
+        value[spaces] = 0.0
+        cost[at] = value
+    return float(np.cumsum(cost)[-1])
+
+
+#: every non-ASCII code point ``str.isspace`` holds true for (a test checks the whole range)
+_NON_ASCII_SPACE = frozenset((0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
+                              0x202F, 0x205F, 0x3000))
 
 
 def json_tokens(value: Any) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from gitquarry.history.index.refs_contain import RefContainment
@@ -47,7 +47,7 @@ from gitquarry.retrieval.fusion import (
     rrf_fuse,
     rrf_fuse_partial,
 )
-from gitquarry.retrieval.pipeline import PipelineSettings, Reranker, run_pipeline
+from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.compression import inflate_text
@@ -288,6 +288,46 @@ class _Pass:
         return self._evidence
 
 
+#: whether ``_more`` replays the candidates the results' pipeline run read (tests compare)
+REPLAY = True
+
+
+class _ReplayedStream:
+    """A candidate stream that can be read more than once: each read gets, first, fresh
+    copies of the candidates read before (as ``candidates`` built them: the pipeline only
+    fills ``input_rank``, ``absorbed``, ``moves`` and ``rerank_score``, which start empty
+    again), then the candidates still unread, from the one underlying stream. The stream's
+    n-th candidate does not depend on who read the ones before it, so every read sees the
+    sequence a new ``candidates`` call would give, without building it again."""
+
+    def __init__(self, source: Iterator[Candidate[int]]) -> None:
+        self._source = source
+        self._read: list[Candidate[int]] = []
+        self._done = False
+
+    @staticmethod
+    def _fresh(c: Candidate[int]) -> Candidate[int]:
+        return replace(c, input_rank=0, absorbed=list(c.absorbed), moves=list(c.moves),
+                       rerank_score=c.rerank_score, folded=list(c.folded))
+
+    def __iter__(self) -> Iterator[Candidate[int]]:
+        n = 0
+        while True:
+            if n < len(self._read):
+                yield self._fresh(self._read[n])
+            elif self._done:
+                return
+            else:
+                try:
+                    c = next(self._source)
+                except StopIteration:
+                    self._done = True
+                    return
+                self._read.append(self._fresh(c))
+                yield c
+            n += 1
+
+
 class _HistorySearch:
     """One run of :func:`run_history_search` (see there): the request's resolved values,
     the read transaction, the ranking passes and the hydrated response."""
@@ -314,6 +354,8 @@ class _HistorySearch:
         self.total = 0
         self.upper: float | None = None  # the query's largest possible BM25, once needed
         self.folder: MergeFolder | None = None
+        #: (scored list, vectors namespace, its candidate stream) of the last pipeline run
+        self._stream: tuple[list[tuple[int, float]], int | None, Any] | None = None
 
     def run(self) -> GitSearchResponse:
         # One read transaction: every statement of the search sees the same snapshot, so the
@@ -515,12 +557,21 @@ class _HistorySearch:
 
     def _pipeline(self, scored: list[tuple[int, float]], vectors_ns: int | None,
                   top_n: int) -> Any:
-        """The result pipeline over ``scored`` for ``top_n`` results."""
+        """The result pipeline over ``scored`` for ``top_n`` results. A second run over the
+        same list (``_more``: the ranking past the results) reads the candidates the first
+        run read from ``_ReplayedStream`` (fresh copies) instead of building them again."""
+        stream = self._stream
+        if (stream is None or stream[0] is not scored or stream[1] != vectors_ns
+                or not REPLAY):
+            source = candidates(
+                self.conn, scored, namespace_id=vectors_ns,
+                # a stand-in moved up to a merge's rank would break an order by time
+                prefer_change=self.settings.collapse and self.sort == "relevance",
+                folder=self.folder)
+            stream = (scored, vectors_ns, _ReplayedStream(source) if REPLAY else source)
+            self._stream = stream
         return run_pipeline(
-            candidates(self.conn, scored, namespace_id=vectors_ns,
-                       # a stand-in moved up to a merge's rank would break an order by time
-                       prefer_change=self.settings.collapse and self.sort == "relevance",
-                       folder=self.folder),
+            iter(stream[2]),
             self.settings, top_n=top_n, query=self.query, reranker=self.engine.reranker,
             reranker_problem=self.engine.reranker_problem,
         )

@@ -74,14 +74,36 @@ def query_terms(query: str) -> set[str]:
 
 
 def line_score(line: str, terms: set[str]) -> float:
-    """How well one diff line matches: query words found in it, doubled on a changed line."""
+    """How well one diff line matches: query words found in it, doubled on a changed line.
+
+    The words are the line's lower-cased words and the lower-cased parts of their
+    identifier expansions (``_word_set``, kept per word: a code base repeats its words)."""
     if not terms or not line:
         return 0.0
-    words = {w.lower() for w in _WORD.findall(line)}
-    for w in list(words):
-        words.update(p.lower() for p in expand_token(w).split())
-    hits = len(words & terms)
-    return hits * (2.0 if line[0] in "+-" else 1.0)
+    # ASCII: lower-casing the line first finds the same words, lower-cased (one call)
+    found = _WORD.findall(line.lower()) if line.isascii() else [
+        w.lower() for w in _WORD.findall(line)]
+    matched: set[str] = set()
+    for w in set(found):
+        expanded = _WORD_SETS.get(w)
+        if expanded is None:
+            expanded = _word_set(w)
+        if not expanded.isdisjoint(terms):
+            matched |= expanded & terms
+    return len(matched) * (2.0 if line[0] in "+-" else 1.0)
+
+
+#: lower-cased word → it and the lower-cased parts of ``expand_token(word)``
+_WORD_SETS: dict[str, frozenset[str]] = {}
+_WORD_SETS_MAX = 2048  # ~0.6 MB at most (the MCP server's memory target)
+
+
+def _word_set(word: str) -> frozenset[str]:
+    expanded = frozenset((word, *(p.lower() for p in expand_token(word).split())))
+    if len(_WORD_SETS) >= _WORD_SETS_MAX:
+        _WORD_SETS.clear()
+    _WORD_SETS[word] = expanded
+    return expanded
 
 
 def _hunk_score(hunk: Hunk, terms: set[str]) -> float:
