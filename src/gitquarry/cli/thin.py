@@ -54,14 +54,13 @@ class _DecodeContext:
     parse_int = int
     parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
                       "NaN": float("nan")}.__getitem__
-    memo: dict[str, str] = {}
 
 
 def _not_serialisable(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-_SCAN = _json.make_scanner(_DecodeContext())
+_SCAN = _json.make_scanner(_DecodeContext())  # type: ignore[arg-type]
 #: ``json.dumps(value, ensure_ascii=False)``'s encoder (same separators, same float text)
 _ENCODE = _json.make_encoder(None, _not_serialisable, _json.encode_basestring, None, ": ",
                              ", ", False, False, True)
