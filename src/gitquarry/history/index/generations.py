@@ -35,6 +35,12 @@ from collections.abc import Sequence
 #: :func:`brought_in`'s answer when the index cannot tell (the caller asks git)
 ASK_GIT = "ask-git"
 
+#: commits one walk may pop before it leaves the merge to git: a merge of a long-lived
+#: branch (git.git's ``Merge branch 'maint'``) walks its first parent's side down to the
+#: oldest brought-in commit, thousands of look-ups in Python where git's own walk (with its
+#: commit-graph) costs ~5 ms; below this budget the walk costs less than a process
+WALK_BUDGET = 96
+
 _FROM_FIRST = 1  # reached from the first parent (uninteresting, ``^P1``)
 _FROM_OTHER = 2  # reached from another parent
 
@@ -118,7 +124,8 @@ def brought_in(conn: sqlite3.Connection, merge_parents: Sequence[str], *, limit:
     (what ``gitio.ancestry.merged_commits`` asks git), from the index: a list (highest
     generation first), None when there are more than ``limit``, or :data:`ASK_GIT` when the
     walk reaches a commit that is not indexed, has no persisted generation, or has parents
-    that are not all indexed, or crosses a parent committed *after* its child (clock skew).
+    that are not all indexed, crosses a parent committed *after* its child (clock skew), or
+    pops more than :data:`WALK_BUDGET` commits.
     Only valid while :func:`current_generations` holds.
 
     Why skew is left to git: git's walk (``limit_list``) pops commits newest first and stops
@@ -158,7 +165,11 @@ def brought_in(conn: sqlite3.Connection, merge_parents: Sequence[str], *, limit:
         heapq.heappush(heap, (-cache[h][1], h))
         pending += flags[h] == _FROM_OTHER
     out: list[str] = []
+    popped = 0
     while pending:
+        popped += 1
+        if popped > WALK_BUDGET:
+            return ASK_GIT  # a long walk: git's own is cheaper
         _, h = heapq.heappop(heap)
         mark = flags[h]
         if mark == _FROM_OTHER:
