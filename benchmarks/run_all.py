@@ -23,6 +23,9 @@ temporary workspace, e.g. ``--repo /work/.mirror/pallets+flask/repo``). Each is 
   CPU per query reported beside it, from ``/proc``), against the same anchor, CPU and wall
   (target ≤ 60 ms client CPU, ≤ 2× git wall); the daemon's answer is checked equal to the
   local one first;
+- ``merge_fold``: the merge fold's brought-in commits for the newest merges (300 with
+  ``--quick``), from the index's commit generations against ``git rev-list P2 ^P1`` per merge
+  (what every cold query paid per ranked merge), answers compared (s3-cold);
 - ``refs``: a fresh process's refs-per-hit cost on the persisted sets (a new
   ``RefContainment``, refresh, 10 hits' names) against the in-memory rebuild it replaced
   (``build_sets``), answers compared (target: no rebuild per query);
@@ -326,6 +329,55 @@ def figure_refs(ws: Path, rounds: int) -> dict[str, Any]:
             "target": "no rebuild per cold query", "met": persisted and equal}
 
 
+def figure_merge_fold(ws: Path, limit: int) -> dict[str, Any]:
+    """The merge fold's "which commits did this merge bring in" for up to ``limit`` merges:
+    from the index's commit generations (``history.index.generations``, what a query now
+    does) against one ``git rev-list P2 ^P1`` per merge (what it did), answers compared."""
+    from gitquarry.gitio.ancestry import merged_commits
+    from gitquarry.history.index.generations import ASK_GIT, brought_in, current_generations
+    from gitquarry.history.index.refs_contain import RefContainment
+    from gitquarry.history.search.candidate_stream import MAX_MERGED
+    from gitquarry.store import open_store
+
+    store = open_store(ws / ".gitquarry" / "index.db")
+    try:
+        conn = store.conn
+        current = current_generations(conn, RefContainment.digest(
+            RefContainment._fingerprint(conn)))
+        merges = [str(p).split() for (p,) in conn.execute(
+            "SELECT parents FROM git_commits WHERE is_merge = 1 ORDER BY id DESC LIMIT ?",
+            (limit,))]
+        repo = git_dir(ws).resolve()
+        index_cpu = git_cpu = 0.0
+        equal = ask = differ = 0
+        for parents in merges:
+            c = time.process_time()
+            got = brought_in(conn, parents, limit=MAX_MERGED) if current else ASK_GIT
+            index_cpu += time.process_time() - c
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            c = time.process_time()
+            want = merged_commits(repo, parents, limit=MAX_MERGED)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            git_cpu += (time.process_time() - c + after.ru_utime - before.ru_utime
+                        + after.ru_stime - before.ru_stime)
+            if got == ASK_GIT:
+                ask += 1
+            elif (got is None and want is None) or (
+                    isinstance(got, list) and want is not None and sorted(got) == sorted(want)):
+                equal += 1
+            else:
+                differ += 1
+    finally:
+        store.close()
+    n = max(1, len(merges))
+    return {"merges": len(merges), "generations_current": current, "equal": equal,
+            "asked_git": ask, "different": differ,
+            "index_cpu_ms_per_merge": round(index_cpu * 1000 / n, 3),
+            "git_cpu_ms_per_merge": round(git_cpu * 1000 / n, 3),
+            "anchor": "git rev-list P2 ^P1 per merge (self + child CPU)",
+            "target": "equal answers, no process per merge", "met": current and differ == 0}
+
+
 def figure_warm_keyword(ws: Path, n: int) -> dict[str, Any]:
     """``bench_warm.run``: each query once per side, FTS5 alone (the anchor) and with the
     phrase terms kept (``history.phrase_cache``, as the MCP server runs), after a first pass
@@ -435,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
             fig["cold_lexical_typer"] = figure_cold_lexical_typer(ws, queries, rounds, env)
             note(f"{name}: cold lexical answered by a running daemon")
             fig["thin_client"] = figure_thin_client(ws, queries, rounds, env)
+            note(f"{name}: merge fold from the index vs git rev-list per merge")
+            fig["merge_fold"] = figure_merge_fold(ws, 300 if args.quick else 2000)
             if not args.only_cold:
                 note(f"{name}: refs per hit, persisted vs rebuild")
                 fig["refs"] = figure_refs(ws, rounds)
@@ -482,6 +536,12 @@ def print_table(out: dict[str, Any]) -> None:
             rows.append((f"{name}: thin_client wall / daemon CPU",
                          f"{t['subject_wall_ms']} wall", f"{t['anchor_wall_ms']} wall",
                          f"{t['ratio_wall']}x", f"daemon {t['daemon_cpu_ms_median']} ms CPU"))
+        if "merge_fold" in fig:
+            m = fig["merge_fold"]
+            rows.append((f"{name}: merge fold ms/merge (index vs git)",
+                         f"{m['index_cpu_ms_per_merge']}", f"{m['git_cpu_ms_per_merge']}",
+                         f"{m['equal']}/{m['merges']} equal",
+                         f"asked git {m['asked_git']}, differ {m['different']}"))
         if "warm_keyword" not in fig:
             continue
         w = fig["warm_keyword"]

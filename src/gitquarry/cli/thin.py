@@ -1,6 +1,8 @@
 """The thin client of ``search.history`` (``cli/daemon_search.py``): the running daemon asked
 for a ``history --json`` answer with nothing but the standard library's ``os``, ``sys``,
-``json``, ``socket``, ``stat`` and ``fcntl`` imported (issue 21 §1: ≤ 60 ms client CPU).
+``stat``, ``fcntl`` and the C modules ``_socket`` and ``_json`` imported (issue 21 §1:
+≤ 60 ms client CPU): not ``socket``, whose IntEnums cost ~15 ms CPU at import, nor ``json``,
+which imports ``re`` (~9 ms); :func:`json_loads`/:func:`json_dumps` call the same C code.
 
 Not ``service.paths``/``service.ipc``: those import ``pathlib``, ``platformdirs``, ``typing``
 and ``logging``, which cost more than the rest of the client together. The two things this
@@ -14,9 +16,9 @@ See ``cli/daemon_search.py`` for the request, the refusal rules and the trust ch
 
 from __future__ import annotations
 
-import json
+import _json  # the C halves of ``json``: ``json`` itself imports ``re`` (~9 ms CPU)
+import _socket  # ``socket`` builds its IntEnums at import (~15 ms CPU); the calls are these
 import os
-import socket
 import stat
 import sys
 
@@ -40,6 +42,48 @@ LOCAL_AFTER = (None, "search_refused", "peer_rejected", "bad_request")
 
 class DaemonSearchError(Exception):
     """The daemon ran the search and it failed: the Typer path reports the error itself."""
+
+
+class _DecodeContext:
+    """What ``json.JSONDecoder`` hands ``_json.make_scanner``: ``json.loads``' defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"-Infinity": float("-inf"), "Infinity": float("inf"),
+                      "NaN": float("nan")}.__getitem__
+
+
+def _not_serialisable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_SCAN = _json.make_scanner(_DecodeContext())  # type: ignore[arg-type]
+#: ``json.dumps(value, ensure_ascii=False)``'s encoder (same separators, same float text)
+_ENCODE = _json.make_encoder(None, _not_serialisable, _json.encode_basestring, None, ": ",
+                             ", ", False, False, True)
+_SPACE = " \t\n\r"
+
+
+def json_loads(text: str) -> Any:
+    """``json.loads(text)`` for a ``str`` (the same C scanner, without importing ``json``).
+
+    :raises ValueError: not one JSON value."""
+    start = len(text) - len(text.lstrip(_SPACE))
+    try:
+        value, end = _SCAN(text, start)
+    except StopIteration as exc:
+        raise ValueError(f"not JSON at {exc.value}") from None
+    if text[end:].strip(_SPACE):
+        raise ValueError(f"extra data at {end}")
+    return value
+
+
+def json_dumps(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` (the same C encoder)."""
+    return "".join(_ENCODE(value, 0))
 
 
 def answer_environment() -> dict[str, str]:
@@ -90,7 +134,7 @@ def running_socket() -> str | None:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
             return None
         try:
-            info = json.loads(handle.read() or "{}")
+            info = json_loads(handle.read() or "{}")
         except (OSError, ValueError):
             return None
     path = info.get("socket") if isinstance(info, dict) else None
@@ -116,11 +160,12 @@ def private_socket() -> str | None:
     return path
 
 
-def peer_uid(sock: socket.socket) -> int | None:
+def peer_uid(sock: Any) -> int | None:
     """``service.ipc.peer_uid``: the uid of the process at the other end (``SO_PEERCRED``
-    on Linux; ``ipc``'s own answer elsewhere)."""
-    if hasattr(socket, "SO_PEERCRED"):
-        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    on Linux; ``ipc``'s own answer elsewhere). ``sock``: a ``socket.socket`` or the
+    ``_socket.socket`` it is built on."""
+    if hasattr(_socket, "SO_PEERCRED"):
+        raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
         return int.from_bytes(raw[4:8], sys.byteorder)  # struct ucred {pid, uid, gid}
     from gitquarry.service.ipc import peer_uid as ipc_peer_uid
 
@@ -172,14 +217,14 @@ def _exchange(path: str, request: dict[str, Any]) -> dict[str, Any] | None:
     """One request line to the socket at ``path``, one reply line back (None: the peer is
     not of this uid, or the reply is cut). :raises OSError: connect/read failed or timed
     out. :raises ValueError: the reply is not one JSON object."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    with sock:
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
         sock.settimeout(ANSWER_TIMEOUT_S)
         sock.connect(path)
         uid = peer_uid(sock)
         if uid is not None and uid != os.geteuid():
             return None
-        sock.sendall(json.dumps(request, ensure_ascii=False).encode("utf-8") + b"\n")
+        sock.sendall(json_dumps(request).encode("utf-8") + b"\n")
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -190,10 +235,12 @@ def _exchange(path: str, request: dict[str, Any]) -> dict[str, Any] | None:
             size += len(chunk)
             if chunk.endswith(b"\n") or size > MAX_REPLY_BYTES:
                 break
+    finally:
+        sock.close()
     raw = b"".join(chunks)
     if not raw.endswith(b"\n"):
         return None
-    reply = json.loads(raw.decode("utf-8"))
+    reply = json_loads(raw.decode("utf-8"))
     if not isinstance(reply, dict):
         raise ValueError("the reply is not an object")
     return reply

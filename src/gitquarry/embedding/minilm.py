@@ -59,6 +59,14 @@ MAX_AUTO_THREADS: Final = 8
 #: documents per CPU-second and 1.9x queries per CPU-second with 2 threads on the shared
 #: 2-core machine (docs/performance.md, "Embedding: thread spinning").
 ALLOW_SPINNING: bool = False
+#: texts the bundled model's session answers unoptimised (``ORT_DISABLE_ALL``) before the
+#: process loads the optimised one (issue 21 §1, cold hybrid): a cold ``history --mode
+#: hybrid`` embeds one query, and ONNX Runtime's graph optimisation costs more CPU at every
+#: load (~160 ms measured on the shared machine) than the unoptimised graph costs on one text
+#: (~17 ms more). The vectors are bitwise equal (the shipped graph is fused offline;
+#: ``tests/embedding/test_quick_session.py`` checks texts of every length); a process that
+#: embeds more (indexing, the MCP server, the daemon) switches after these texts.
+QUICK_TEXTS: int = 4
 
 _MODEL_DIRNAME: Final = "minilm-l6-v2-int8"
 _SEP_TOKEN: Final = "[SEP]"
@@ -131,9 +139,11 @@ class Runtime:
     def __init__(
         self, model_path: Path, tokenizer_path: Path, device: str, threads: int,
         *, max_tokens: int = MAX_TOKENS, model_id: str = MODEL_ID,
-        sep_token: str = _SEP_TOKEN, provider: str = PROVIDER,
+        sep_token: str = _SEP_TOKEN, provider: str = PROVIDER, quick_texts: int = 0,
     ) -> None:
-        import onnxruntime as ort
+        """``quick_texts``: answer the first that many texts of the process with an
+        unoptimised session, then load the optimised one (:data:`QUICK_TEXTS`; 0: optimised
+        from the start, for encoders whose two graphs are not known to give equal vectors)."""
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_file(str(tokenizer_path))
@@ -141,8 +151,35 @@ class Runtime:
         # truncate at the model's length as sentence-transformers does.
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=max_tokens)
+        self._load = (model_path, device, threads, provider, model_id)
+        self.quick_texts = quick_texts
+        self.texts_seen = 0
+        self.optimized = quick_texts <= 0
+        session = self._session(optimized=self.optimized)
+        self.input_names = frozenset(i.name for i in session.get_inputs())
+        self.device = device
+        self.threads = threads
+        self.max_tokens = max_tokens
+        self.sep_id: int | None = tokenizer.token_to_id(sep_token)
+        self.dimensions = int(session.get_outputs()[0].shape[-1] or DIMENSIONS)
+        self.tokenizer: Any = tokenizer
+        self.session: Any = session
+        self._swap_lock = threading.Lock()
+
+    def _session(self, *, optimized: bool) -> Any:
+        """An ONNX Runtime session for this runtime's file: graph optimisation
+        ``ORT_ENABLE_ALL`` when ``optimized``, else ``ORT_DISABLE_ALL`` (cheaper to load,
+        slower per text; the same vectors for the bundled model, see :data:`QUICK_TEXTS`).
+
+        :raises EmbeddingModelUnavailableError: onnxruntime cannot load the file.
+        :raises EmbeddingDeviceUnavailableError: CUDA asked, the CPU given."""
+        import onnxruntime as ort
+
+        model_path, device, threads, provider, model_id = self._load
         options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                                            if optimized else
+                                            ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -165,14 +202,18 @@ class Runtime:
             raise EmbeddingDeviceUnavailableError(
                 provider, "cuda", "onnxruntime fell back to the CPU (CUDA libraries missing?)"
             )
-        self.input_names = frozenset(i.name for i in session.get_inputs())
-        self.device = device
-        self.threads = threads
-        self.max_tokens = max_tokens
-        self.sep_id: int | None = tokenizer.token_to_id(sep_token)
-        self.dimensions = int(session.get_outputs()[0].shape[-1] or DIMENSIONS)
-        self.tokenizer: Any = tokenizer
-        self.session: Any = session
+        return session
+
+    def _session_for(self, count: int) -> Any:
+        """The session to run ``count`` more texts on: the unoptimised one while this
+        runtime has embedded at most ``quick_texts`` texts, then (loaded once, kept) the
+        optimised one."""
+        with self._swap_lock:
+            self.texts_seen += count
+            if not self.optimized and self.texts_seen > self.quick_texts:
+                self.session = self._session(optimized=True)
+                self.optimized = True
+            return self.session
 
     def _ids(self, encoding: Any, budget: int) -> list[int]:
         ids: list[int] = encoding.ids
@@ -191,6 +232,7 @@ class Runtime:
         tokens exactly as the tokenizer's truncation at that length would.
         """
         budget = min(max_tokens or self.max_tokens, self.max_tokens)
+        session = self._session_for(len(texts))
         encodings = self.tokenizer.encode_batch(texts)
         token_ids = [self._ids(e, budget) for e in encodings]
         lengths = np.fromiter((len(t) for t in token_ids), dtype=np.int64, count=len(texts))
@@ -208,7 +250,7 @@ class Runtime:
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self.input_names:
                 feeds["token_type_ids"] = np.zeros_like(ids)
-            hidden = self.session.run(["last_hidden_state"], feeds)[0]
+            hidden = session.run(["last_hidden_state"], feeds)[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             out[rows] = pooled
@@ -225,7 +267,8 @@ def _runtime(device: str, threads: int) -> Runtime:
     with _RUNTIMES_LOCK:
         runtime = _RUNTIMES.get(key)
         if runtime is None:
-            runtime = Runtime(model_path, tokenizer_path, device, threads)
+            runtime = Runtime(model_path, tokenizer_path, device, threads,
+                              quick_texts=QUICK_TEXTS)
             _RUNTIMES[key] = runtime
         return runtime
 

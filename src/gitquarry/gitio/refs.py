@@ -64,6 +64,8 @@ class RefSnapshot:
     tips: list[RefTip] = field(default_factory=list)
     problems: list[RefProblem] = field(default_factory=list)
     replace_refs: int = 0
+    #: selected ref → the object it names before peeling (``for-each-ref``'s ``objectname``)
+    raw: dict[str, str] = field(default_factory=dict)
 
 
 def ref_bytes(ref: str) -> bytes:
@@ -149,6 +151,7 @@ def read_refs(git_dir: Path, ref_globs: list[str]) -> RefSnapshot:
         if ref.endswith("/HEAD") and ref.startswith("refs/remotes/"):
             continue  # a symbolic alias of another remote branch
         selected.append((ref, oid_raw.decode("ascii", "replace")))
+    snapshot.raw = dict(selected)
     peeled = _peel(git_dir, sorted({oid for _, oid in selected}))
     for ref, oid in selected:
         target = peeled.get(oid)
@@ -165,6 +168,51 @@ def read_refs(git_dir: Path, ref_globs: list[str]) -> RefSnapshot:
     snapshot.tips.sort(key=lambda t: t.name_bytes)
     snapshot.problems.sort(key=lambda p: ref_bytes(p.ref))
     return snapshot
+
+
+def listed_refs(git_dir: Path, ref_globs: list[str]) -> list[tuple[str, str]] | None:
+    """The refs ``read_refs`` selects, each with the object it names before peeling, from one
+    ``git for-each-ref`` that also reads each object's type and a tag's target type (so a
+    ref whose object, or whose tag's target, is missing makes git fail): sorted by name.
+    None when git fails (a missing object among them, an unreadable repository): the
+    caller then reads the refs with ``read_refs``, which reports each broken ref.
+
+    Used by the per-query freshness view (``history.index.freshness``): a ref naming the same
+    object as when it was indexed resolves to the same commit (objects are content-addressed
+    and both exist), so only refs that moved need ``cat-file``.
+    """
+    proc = run_git(git_dir, ["for-each-ref",
+                             "--format=%(objectname) %(objecttype) %(*objecttype) %(refname)"],
+                   check=False)
+    if proc.returncode != 0:
+        return None
+    matcher = RefMatcher(ref_globs)
+    out: list[tuple[str, str]] = []
+    for line in proc.stdout.split(b"\n"):
+        oid_raw, _, rest = line.partition(b" ")
+        _type, _, rest = rest.partition(b" ")
+        _target_type, _, name_raw = rest.partition(b" ")
+        if not name_raw:
+            continue
+        ref = ref_from_bytes(name_raw)
+        if not matcher(ref) or (ref.endswith("/HEAD") and ref.startswith("refs/remotes/")):
+            continue
+        out.append((ref, oid_raw.decode("ascii", "replace")))
+    out.sort(key=lambda item: ref_bytes(item[0]))
+    return out
+
+
+def peeled_commits(git_dir: Path, refs: list[tuple[str, str]]) -> dict[str, str]:
+    """``{ref: commit}`` for (ref, object) pairs whose object peels to a commit (one
+    ``cat-file --batch-check``, as ``read_refs``); refs whose object is missing or is no
+    commit are left out."""
+    peeled = _peel(git_dir, sorted({oid for _, oid in refs}))
+    out: dict[str, str] = {}
+    for ref, oid in refs:
+        target = peeled.get(oid)
+        if target is not None and target[1] == "commit":
+            out[ref] = target[0]
+    return out
 
 
 def snapshot_refs(git_dir: Path, ref_globs: list[str]) -> list[RefTip]:

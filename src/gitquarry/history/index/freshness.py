@@ -1,8 +1,10 @@
 """``index_state``: how fresh the index is, per repository, without re-indexing anything.
 
 For each indexed repository: the refs as the last indexing run recorded them (``repo_refs``)
-against the refs the repository has now (one ``git for-each-ref`` plus one ``cat-file``
-peel, as indexing reads them), the commits the current tips reach that the indexed tips do
+against the refs the repository has now (one ``git for-each-ref``; refs still naming the
+object recorded at indexing, ``repo_refs.raw``, keep their indexed tip, the others are peeled
+with one ``cat-file`` as indexing reads them; a listing that fails on a missing object falls
+back to indexing's own ``read_refs``), the commits the current tips reach that the indexed tips do
 not (``git rev-list --count``, counted up to ``NEW_COMMITS_LIMIT``), the share of the
 repository's indexed commits that have a vector in the configured embedding namespace, and
 when it was last indexed. The git part is cached for ``CACHE_S`` seconds per repository, so a
@@ -37,7 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from gitquarry.errors import GitquarryError
-from gitquarry.gitio.refs import display_ref, read_refs, ref_from_bytes
+from gitquarry.gitio.refs import (
+    display_ref,
+    listed_refs,
+    peeled_commits,
+    read_refs,
+    ref_from_bytes,
+)
 from gitquarry.gitio.tips import count_new_commits
 
 CACHE_S = 2.0
@@ -80,14 +88,37 @@ class FreshnessChecker:
         self._embedded = (version, namespace_id, out)
         return out
 
-    def _git_view(self, repo_id: int, git_dir: Path, indexed: dict[str, str]) -> _GitView:
+    def _current(self, git_dir: Path, indexed: dict[str, str],
+                 raw: dict[str, str]) -> dict[str, str]:
+        """``{ref: commit}`` of the selected refs now, as ``read_refs(...).tips`` says: one
+        ``for-each-ref`` (which fails on a missing object) and the indexed tip of every ref
+        still naming the object it named when indexed (``raw``); only moved or new refs are
+        peeled. When the listing fails, ``read_refs`` itself (which leaves broken refs out).
+
+        :raises GitquarryError: git could not list the refs at all."""
+        listing = listed_refs(git_dir, self.ref_globs)
+        if listing is None:
+            return {t.ref: t.commit for t in read_refs(git_dir, self.ref_globs).tips}
+        current: dict[str, str] = {}
+        moved: list[tuple[str, str]] = []
+        for ref, oid in listing:
+            if ref in indexed and raw.get(ref) == oid:
+                current[ref] = indexed[ref]
+            else:
+                moved.append((ref, oid))
+        if moved:
+            current.update(peeled_commits(git_dir, moved))
+        return current
+
+    def _git_view(self, repo_id: int, git_dir: Path, indexed: dict[str, str],
+                  raw: dict[str, str] | None = None) -> _GitView:
         key = tuple(sorted(indexed.items()))
         now = time.monotonic()
         view = self._git.get(repo_id)
         if view is not None and now - view.at < CACHE_S and view.indexed_key == key:
             return view
         try:
-            current = {t.ref: t.commit for t in read_refs(git_dir, self.ref_globs).tips}
+            current = self._current(git_dir, indexed, raw or {})
         except (GitquarryError, OSError):
             view = _GitView(now, None, key, None)
         else:
@@ -106,10 +137,13 @@ class FreshnessChecker:
     def _state(self, conn: sqlite3.Connection, namespace_id: int | None) -> dict[str, Any]:
         fractions = self._embedded_fractions(conn, namespace_id)
         refs: dict[int, dict[str, str]] = {}
-        for row in conn.execute("SELECT repo_id, ref, tip FROM repo_refs"):
+        raws: dict[int, dict[str, str]] = {}
+        for row in conn.execute("SELECT repo_id, ref, tip, raw FROM repo_refs"):
             ref = row[1]
             name = ref_from_bytes(bytes(ref)) if isinstance(ref, bytes) else str(ref)
             refs.setdefault(int(row[0]), {})[name] = row[2]
+            if row[3] is not None:
+                raws.setdefault(int(row[0]), {})[name] = row[3]
         repos: list[dict[str, Any]] = []
         for row in conn.execute(
             "SELECT id, path, common_dir, last_indexed_at, run_in_progress FROM repositories "
@@ -123,7 +157,7 @@ class FreshnessChecker:
                 entry.update(missing=True, up_to_date=False)
                 repos.append(entry)
                 continue
-            view = self._git_view(repo_id, git_dir, indexed)
+            view = self._git_view(repo_id, git_dir, indexed, raws.get(repo_id))
             if view.current is None:
                 entry.update(unreadable=True, up_to_date=False)
             else:

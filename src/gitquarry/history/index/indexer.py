@@ -266,6 +266,7 @@ def index_repository(
             "commits reachable only from a detached HEAD or other refs are not indexed"
         )
     new_map = {t.name_bytes: t.commit for t in snapshot.tips}
+    raw = {ref_bytes(ref): oid for ref, oid in snapshot.raw.items()}
     old_map = {
         _as_bytes(row["ref"]): row["tip"]
         for row in conn.execute("SELECT ref, tip FROM repo_refs WHERE repo_id = ?", (repo_id,))
@@ -294,7 +295,7 @@ def index_repository(
         report.up_to_date = report.identities_remapped == 0
         applied = not mailmap_changed or report.mailmap_changed
         _finish(store, repo_id, new_map, [], mailmap.digest if applied else None,
-                shallow_digest, refs_changed=False)
+                shallow_digest, refs_changed=False, raw=raw)
         return report
 
     with store.atomic() as c:
@@ -355,7 +356,7 @@ def index_repository(
         report.identities_remapped = _remap(store, repo_id, repo, mailmap.file, report)
         applied = report.mailmap_changed
     _finish(store, repo_id, new_map, problems, mailmap.digest if applied else None,
-            shallow_digest, refs_changed=True)
+            shallow_digest, refs_changed=True, raw=raw)
     return report
 
 
@@ -407,9 +408,12 @@ def _finish(
     shallow_digest: str,
     *,
     refs_changed: bool,
+    raw: dict[bytes, str] | None = None,
 ) -> None:
-    """Record the run's outcome: ref tips (only refs whose history was read in full),
-    problems, digests; clear ``run_in_progress``."""
+    """Record the run's outcome: ref tips (only refs whose history was read in full), the
+    object each of them names before peeling (``raw``: ``repo_refs.raw``, which the
+    per-query freshness view compares with ``for-each-ref``), problems, digests; clear
+    ``run_in_progress``."""
     now = int(time.time())
     with store.atomic() as c:
         if refs_changed:
@@ -417,6 +421,12 @@ def _finish(
             c.executemany(
                 "INSERT INTO repo_refs (repo_id, ref, tip) VALUES (?, ?, ?)",
                 [(repo_id, ref, tip) for ref, tip in sorted(new_map.items())],
+            )
+        if raw is not None:
+            c.executemany(
+                "UPDATE repo_refs SET raw = ? WHERE repo_id = ? AND ref = ? "
+                "AND raw IS NOT ?",
+                [(raw.get(ref), repo_id, ref, raw.get(ref)) for ref in sorted(new_map)],
             )
         c.execute("DELETE FROM repo_problems WHERE repo_id = ?", (repo_id,))
         c.executemany(

@@ -362,10 +362,18 @@ def persist_ref_sets(store: Any) -> bool:
     """
     if store.read_only:
         return False
+    from gitquarry.history.index.generations import (
+        persisted_generations_digest,
+        write_generations,
+    )
+
     with store.atomic() as conn:
         digest = RefContainment.digest(RefContainment._fingerprint(conn))
+        generations_stale = persisted_generations_digest(conn) != digest
+        if generations_stale:  # the merge fold's commit generations, same state and digest
+            write_generations(conn, digest)
         if persisted_digest(conn) == digest:
-            return False
+            return generations_stale
         sets, names, tag_bits = build_sets(conn)
         conn.execute("DELETE FROM commit_ref_sets")
         conn.execute("DELETE FROM ref_set_values")

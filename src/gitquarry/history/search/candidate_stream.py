@@ -241,8 +241,10 @@ def _merged(git_dir: Path, parents: tuple[str, ...]) -> list[str] | None:
 
 class MergeFolder:
     """Which ranked commit a merge is folded under (see the module docstring), asked once per
-    merge per query: ``git rev-list --max-count=MAX_MERGED+1 P2 … ^P1`` for the commits it
-    brought in (``gitio.ancestry.merged_commits``), and, with ``repeats`` (the default), the
+    merge per query: the commits it brought in (``P2 … ^P1``, at most ``MAX_MERGED``), from
+    the index's commit graph and persisted generations (``history.index.generations``; no
+    process) or, when the index cannot tell, ``git rev-list --max-count=MAX_MERGED+1 P2 …
+    ^P1`` (``gitio.ancestry.merged_commits``), and, with ``repeats`` (the default), the
     changed lines of the merge and of its ranked brought-in commits, read from the index.
 
     The answer depends only on the merge and on the set of ranked commits (``position``:
@@ -261,6 +263,10 @@ class MergeFolder:
         self._lines: dict[int, frozenset[str]] = {}
         self._brought: dict[int, list[str] | None] = {}
         self._position: dict[int, int] | None = None
+        self._generations: bool | None = None  # persisted generations current (None: unread)
+        self._rows: dict[str, tuple[list[str], int, int]] = {}  # commits the walks read
+        self.index_answers = 0  # merges answered from the index's commit graph (tests)
+        self.git_answers = 0  # merges asked of git (tests, benchmark)
 
     def host(self, merge_id: int, parents: Sequence[str], position: dict[int, int]) -> int | None:
         """The id of the ranked non-merge commit to fold merge ``merge_id`` under, or None.
@@ -283,7 +289,7 @@ class MergeFolder:
         if merge_id not in self._brought:
             where = _git_dir(self.conn, merge_id)
             self._brought[merge_id] = (
-                _merged(where[1], tuple(parents)) if where is not None else None)
+                self._brought_in(where[1], tuple(parents)) if where is not None else None)
         brought = self._brought[merge_id]
         if not brought:
             return None
@@ -304,6 +310,25 @@ class MergeFolder:
             return None
         lines = self._changed_lines([merge_id, *hosts])
         return next((h for h in hosts if repeats(lines[merge_id], lines[h])), None)
+
+    def _brought_in(self, git_dir: Path, parents: tuple[str, ...]) -> list[str] | None:
+        """The commits the merge brought in: from the index's commit graph when its
+        persisted generations describe this index state (``history.index.generations``),
+        else, or where the index cannot tell, from git (``_merged``)."""
+        if self._generations is None:
+            from gitquarry.history.index.generations import current_generations
+
+            self._generations = current_generations(
+                self.conn, RefContainment.digest(RefContainment._fingerprint(self.conn)))
+        if self._generations:
+            from gitquarry.history.index.generations import ASK_GIT, brought_in
+
+            found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows)
+            if found != ASK_GIT:
+                self.index_answers += 1
+                return None if found is None else list(found)
+        self.git_answers += 1
+        return _merged(git_dir, parents)
 
     def _all_ranked(self, rows: list[tuple[int, bool, str | None]],
                     position: dict[int, int]) -> bool:

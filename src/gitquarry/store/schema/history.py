@@ -374,3 +374,35 @@ def _ref_sets(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@MIGRATIONS("history_0009_s3_cold_generations")
+def _generations(conn: sqlite3.Connection) -> None:
+    """Each commit's generation in the index's commit graph (``history.index.generations``),
+    persisted by ``gitquarry index`` beside the refs-containing sets under the same
+    index-state digest, so a cold query answers "which commits did this merge bring in" from
+    the index instead of one ``git rev-list`` per ranked merge. A reader whose digest differs
+    asks git. No foreign keys, as for the ref sets: a pruned commit moves the digest."""
+    run_script(
+        conn,
+        """
+        CREATE TABLE commit_generations (
+            commit_id INTEGER PRIMARY KEY,
+            generation INTEGER NOT NULL
+        );
+        CREATE TABLE commit_generations_meta (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            digest TEXT NOT NULL
+        );
+        """,
+    )
+
+
+@MIGRATIONS("history_0010_s3_cold_ref_raw")
+def _ref_raw(conn: sqlite3.Connection) -> None:
+    """``repo_refs.raw``: the object the ref named before peeling when it was indexed (a
+    tag object for an annotated tag, else the commit). The per-query freshness view
+    (``history.index.freshness``) lists the refs with one ``git for-each-ref`` and peels only
+    those whose object differs, instead of peeling every ref again. NULL (rows written
+    before this migration, until the next ``gitquarry index``): that ref is peeled."""
+    run_script(conn, "ALTER TABLE repo_refs ADD COLUMN raw TEXT;")
