@@ -63,6 +63,8 @@ from gitquarry.retrieval.fts import fts5_match_expression  # noqa: E402
 from gitquarry.retrieval.fusion import rrf_fuse  # noqa: E402
 
 _PRODUCT_SEARCH = LexicalIndex.search
+_PRODUCT_WEIGHTS = lexical.WEIGHTS
+_PRODUCT_SECTION_K = lexical.SECTION_RRF_K
 _PRODUCT_FUSE_SECTIONS = search.fuse_sections
 
 
@@ -357,8 +359,8 @@ def run_set(name: str, repo: Path, queries: list[dict[str, Any]], cache_dir: Pat
             product_semantic = service._semantic
             vectors = Vectors(repo)
             for cfg in configs:
-                lexical.WEIGHTS = tuple(cfg.get("weights", (1.0, 2.0, 3.0, 1.0)))
-                lexical.SECTION_RRF_K = cfg.get("section_k", 10)
+                lexical.WEIGHTS = tuple(cfg.get("weights", _PRODUCT_WEIGHTS))
+                lexical.SECTION_RRF_K = cfg.get("section_k", _PRODUCT_SECTION_K)
                 LexicalIndex.search = _recording(SECTION_MODES[cfg.get("section_mode", "rrf")])
                 STATE["fusion"] = cfg.get("fusion", "rrf")
                 STATE["norm"] = cfg.get("norm", "minmax")
@@ -419,6 +421,7 @@ def run_set(name: str, repo: Path, queries: list[dict[str, Any]], cache_dir: Pat
                           file=sys.stderr, flush=True)
         finally:
             LexicalIndex.search = _PRODUCT_SEARCH
+            lexical.WEIGHTS, lexical.SECTION_RRF_K = _PRODUCT_WEIGHTS, _PRODUCT_SECTION_K
             search.fuse_sections = _PRODUCT_FUSE_SECTIONS
             search.rrf_fuse = rrf_fuse
             vectors_module.cosine_top_k = _PRODUCT_COSINE
