@@ -30,8 +30,11 @@ from dataclasses import dataclass
 from gitquarry.retrieval.fts import fts5_match_expression
 from gitquarry.retrieval.tokenize import FTS5_TOKENIZE, index_text
 
-#: BM25 column weights of both tables: path, document title, heading path, body
-WEIGHTS = (1.0, 2.0, 3.0, 1.0)
+#: BM25 column weights of both tables: path, document title, heading path, body. Title 4
+#: (was 2): measured on the click and flask dev sets, full-text and hybrid, it gained on both
+#: and lost no question (docs/performance.md, "Docs relevance levers (2026-12-02,
+#: s3-docs-quality)")
+WEIGHTS = (1.0, 4.0, 3.0, 1.0)
 #: RRF constant fusing the chunk ranking with the section ranking
 SECTION_RRF_K = 10
 #: chunks read from the chunk ranking before fusion (at least the caller's limit)
