@@ -391,16 +391,28 @@ def _sha256(path: Path) -> str:
 
 
 def load_weights(path: Path, source_weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``path``'s tensors, checked against the source's names and shapes (SystemExit if not)."""
+    """``path``'s tensors over the source's: every tensor the fp32 graph reads (the
+    ``embeddings.*`` tables and LayerNorm, every ``encoder.*`` weight) must be in the file with
+    the source's shape; the others (``pooler.*``, the ``position_ids`` buffer: not part of the
+    graph) are kept from the source. SystemExit if a graph tensor is missing or misshapen.
+    """
     weights = load_safetensors(path.read_bytes())
-    missing = sorted(set(source_weights) - set(weights))
+
+    def read_by_graph(name: str) -> bool:
+        return name.startswith(("embeddings.", "encoder.")) and not name.endswith("position_ids")
+
+    missing = sorted(n for n in source_weights if read_by_graph(n) and n not in weights)
     if missing:
         raise SystemExit(f"error: {path} lacks {len(missing)} source tensors, e.g. {missing[0]}")
+    out = dict(source_weights)
     for name, array in source_weights.items():
+        if name not in weights:
+            continue
         if weights[name].shape != array.shape:
             raise SystemExit(f"error: {path}: {name} has shape {weights[name].shape}, "
                              f"expected {array.shape}")
-    return {name: weights[name].astype(np.float32) for name in source_weights}
+        out[name] = weights[name].astype(array.dtype)
+    return out
 
 
 def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool,
