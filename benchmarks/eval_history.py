@@ -390,15 +390,14 @@ def evaluate(
         document.DEFAULT_FORMAT = document.DocumentFormat(layout, int(tokens))
     with _index_location(index_dir) as location:
         workspace = make_workspace(repo, location, embedding=embedding)
+        overrides = {key: value for key, value in (
+            ("rrf_k", rrf_k), ("lexical_weight", lexical_weight),
+            ("semantic_weight", semantic_weight), ("weight_by_shape", weight_by_shape),
+        ) if value is not None}
+        if overrides:  # the loaded config is frozen: a replaced copy, not assignment
+            workspace = Workspace(root=workspace.root,
+                                  config=workspace.config.replaced(search=overrides))
         search_cfg = workspace.config.search
-        if rrf_k is not None:
-            search_cfg.rrf_k = rrf_k
-        if lexical_weight is not None:
-            search_cfg.lexical_weight = lexical_weight
-        if semantic_weight is not None:
-            search_cfg.semantic_weight = semantic_weight
-        if weight_by_shape is not None:
-            search_cfg.weight_by_shape = weight_by_shape
         index_info = build_index(workspace, embed=embed) if build else {"built": False}
         searcher = HistorySearcher(workspace)
         try:

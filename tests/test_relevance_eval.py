@@ -78,3 +78,21 @@ def test_hybrid_beats_lexical_on_paraphrases(modules, tmp_path: Path, isolated_e
     assert m["hybrid"]["all"]["recall@10"] >= m["lexical"]["all"]["recall@10"]
     # exact identifiers stay exact in hybrid mode
     assert m["hybrid"]["keyword"]["recall@10"] == 1.0
+
+
+def test_fusion_overrides_reach_the_frozen_config(modules, tmp_path: Path, isolated_env) -> None:
+    """``--rrf-k``/weights/``--no-shape-weights`` replace the frozen ``[search]`` section
+    (they raised FrozenInstanceError once the loaded config was frozen)."""
+    fixture, evaluator = modules
+    repo = tmp_path / "shopfront"
+    hashes = fixture.build(repo)
+    queries_file = tmp_path / "queries.jsonl"
+    fixture.write_queries(hashes, queries_file)
+    report = evaluator.evaluate(
+        repo, queries_file, k=10, index_dir=str(tmp_path / "index"), embed=False,
+        modes=("lexical",), rrf_k=7, lexical_weight=0.5, semantic_weight=2.0,
+        weight_by_shape=False)
+    assert report["search"]["rrf_k"] == 7
+    assert report["search"]["lexical_weight"] == 0.5
+    assert report["search"]["semantic_weight"] == 2.0
+    assert report["search"]["weight_by_shape"] is False
