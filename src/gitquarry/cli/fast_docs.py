@@ -15,6 +15,11 @@ docs search was the framework).
   (``cli.repo_docs.cli_docs_request``'s ``docs_request``, ``RepoDocsService(load_config(None))``,
   ``query.docs.search_docs``, ``repo_docs.answers.fit_hits`` under ``--max-tokens``) and its
   JSON writer (``cli.plain.json_text``).
+- When a daemon runs for this user it is asked first (:func:`ask_daemon_docs`, the thin
+  client's socket and trust rules, ``cli.thin``): it answers with the same calls in its warm
+  process, where the full-text tables built for a revision are kept in memory
+  (``cli.daemon_docs``), so a cold command at 1,000 documents does not rebuild them.
+  ``GITQUARRY_FAST=local`` never asks it.
 - Any error (a bad value, an unknown repository, a storage fault) makes :func:`try_fast_docs`
   return ``False`` before anything was written, so the Typer app runs the command again and
   prints its own message and exit code: help, errors and exit codes stay exactly the Typer
@@ -117,9 +122,89 @@ def parse_docs_search(argv: list[str]) -> dict[str, Any] | None:
     return {**DEFAULTS, **values, "query": positional[0]}
 
 
-def docs_answer(params: dict[str, Any]) -> dict[str, Any]:
+#: every wire field → the types its value may have (``bool`` only where listed)
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "query": (str,), "repo": (str, type(None)), "registration_id": (str, type(None)),
+    "source_id": (str, type(None)), "generation": (int, type(None)),
+    "revision": (str, type(None)), "mode": (str, type(None)), "limit": (int, type(None)),
+    "include_worktree": (bool,), "diverse": (bool,), "min_score": (float, type(None)),
+    "explain": (bool,), "max_tokens": (int, type(None)), "json_output": (bool,),
+}
+
+
+def params_from_wire(data: Any) -> dict[str, Any]:
+    """The inverse of sending :func:`parse_docs_search`'s dict as JSON.
+
+    :raises ValueError: not an object, a key unknown or missing, a value of the wrong type."""
+    if not isinstance(data, dict) or set(data) != set(_FIELDS):
+        raise ValueError("not a repo-docs search request")
+    for name, value in data.items():
+        types = _FIELDS[name]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise ValueError(f"{name}: wrong type")
+    return dict(data)
+
+
+#: the daemon's request name for a docs search (``cli.daemon_docs``)
+OP = "search.docs"
+
+
+def _daemon_may_answer() -> bool:
+    """False when an answer could depend on this process's working directory: a relative
+    ``GITQUARRY_CONFIG``, ``HOME`` or ``XDG_*`` path (the daemon's directory is another)."""
+    import os
+
+    for key, value in os.environ.items():
+        if (key == "GITQUARRY_CONFIG" or key == "HOME" or key.startswith("XDG_")) \
+                and value.strip() and not value.startswith("/"):
+            return False
+    return True
+
+
+def ask_daemon_docs(params: dict[str, Any]) -> str | None:
+    """The running daemon's stdout text for ``params``, or None when no trusted daemon runs,
+    it refuses, or the exchange fails (answer locally). The socket, trust and environment
+    rules are ``cli.thin``'s (``cli/daemon_search.py``).
+
+    :raises DaemonSearchError: the daemon ran the search and it failed."""
+    from gitquarry.cli.thin import (
+        LOCAL_AFTER,
+        DaemonSearchError,
+        _exchange,
+        answer_environment,
+        installation,
+        private_socket,
+    )
+
+    if not _daemon_may_answer():
+        return None
+    path = private_socket()
+    if path is None:
+        return None
+    version, module = installation()
+    request = {"op": OP, "args": {"request": params, "version": version, "module": module,
+                                  "env": answer_environment()}}
+    try:
+        reply = _exchange(path, request)
+    except (OSError, ValueError):
+        return None
+    if reply is None:
+        return None
+    if not reply.get("ok"):
+        raw_error = reply.get("error")
+        error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+        if error.get("code") in LOCAL_AFTER:
+            return None
+        raise DaemonSearchError(str(error.get("code")))
+    result = reply.get("result")
+    text = result.get("stdout") if isinstance(result, dict) else None
+    return text if isinstance(text, str) else None
+
+
+def docs_answer(params: dict[str, Any], lexical: Any = None) -> dict[str, Any]:
     """The JSON answer ``repo-docs search`` prints for ``params`` (:func:`parse_docs_search`'s
-    shape), by the Typer command's calls in its order.
+    shape), by the Typer command's calls in its order. ``lexical``: a shared
+    ``repo_docs.lexical.LexicalCache`` (the daemon's), else the service's own.
 
     :raises GitquarryError: whatever the search raises (the caller falls back)."""
     from gitquarry.config import load_config
@@ -135,7 +220,7 @@ def docs_answer(params: dict[str, Any]) -> dict[str, Any]:
         limit=params["limit"], include_worktree=params["include_worktree"], diverse=diverse,
         min_score=params["min_score"], explain=params["explain"],
         max_tokens=params["max_tokens"])
-    with RepoDocsService(load_config(None)) as service:
+    with RepoDocsService(load_config(None), lexical=lexical) as service:
         data = search_docs(service, request)
     if params["max_tokens"] is not None:
         from gitquarry.repo_docs.answers import fit_hits
@@ -144,12 +229,12 @@ def docs_answer(params: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def render_docs(params: dict[str, Any]) -> str:
+def render_docs(params: dict[str, Any], lexical: Any = None) -> str:
     """:func:`docs_answer` as the text written on stdout (newline included).
     :raises GitquarryError: as :func:`docs_answer`."""
     from gitquarry.cli.plain import json_text
 
-    return json_text(docs_answer(params)) + "\n"
+    return json_text(docs_answer(params, lexical)) + "\n"
 
 
 def try_fast_docs(argv: list[str]) -> bool:
@@ -157,16 +242,19 @@ def try_fast_docs(argv: list[str]) -> bool:
     must run it (nothing has been written then)."""
     from gitquarry.cli.fast import _enabled
 
-    if _enabled() is None:
+    how = _enabled()
+    if how is None:
         return False
     params = parse_docs_search(argv)
     if params is None:
         return False
     try:
-        from gitquarry.cli.plain import configure_logging
+        text = ask_daemon_docs(params) if how == "daemon" else None
+        if text is None:
+            from gitquarry.cli.plain import configure_logging
 
-        configure_logging()  # the library's log lines as the Typer app has them
-        text = render_docs(params)
+            configure_logging()  # the library's log lines as the Typer app has them
+            text = render_docs(params)
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         sys.stderr.flush()
