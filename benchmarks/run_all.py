@@ -371,6 +371,7 @@ def figure_repo_docs(source: Path, quick: bool, tmp: Path) -> dict[str, Any]:
     import bench_docs
 
     os.environ.setdefault("GITQUARRY_CONFIG", "/dev/null")
+    (tmp / "none.toml").write_text('[embedding]\nprovider = "none"\n')  # bench_docs' index
     docs = bench_docs.source_docs(source.resolve())
     out: dict[str, Any] = {"source": str(source), "files": len(docs),
                            "chunking": bench_docs.bench_chunking(docs)["all"]}
@@ -468,7 +469,6 @@ def main(argv: list[str] | None = None) -> int:
             note(f"repository docs: {args.docs_source}")
             docs_tmp = root / "docs"
             docs_tmp.mkdir()
-            (docs_tmp / "none.toml").write_text('[embedding]\nprovider = "none"\n')
             out["repo_docs"] = figure_repo_docs(args.docs_source, args.quick, docs_tmp)
             SKIPPED.pop("repo_docs", None)
             out["skipped"].pop("repo_docs", None)
