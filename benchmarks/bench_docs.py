@@ -16,8 +16,11 @@ are used: Markdown, reStructuredText, text); ``--fixture`` the relevance fixture
   editing one file (only its chunks embedded).
 - ``latency``: full-text query latency for repositories of the first 100 and 1,000 docs of
   ``--source``: warm (one long-lived service, as in the MCP server: 100 queries after the
-  first) and cold (a new ``gitquarry repo-docs search --mode fulltext`` process per query,
-  with an indexed set and without one), wall and CPU (the CLI process and its children).
+  first) and cold (a new ``gitquarry repo-docs search --mode fulltext --json`` process per
+  query, with an indexed set and without one), wall and CPU (the CLI process and its
+  children): the fast path (``cli/fast_docs.py``) alternating with the Typer app
+  (``*_typer``, ``GITQUARRY_FAST=0``), outputs compared; then the same command while a
+  daemon runs (``cold_cli_daemon``: client CPU, the daemon's CPU per query beside it).
 - ``hybrid``: warm hybrid latency over a set of about 20,000 chunks (``--source``'s docs cut at
   ``chunk_max_chars = 700``). Vectors are random unit vectors in the bundled model's
   namespace (embedding 20,000 chunks takes hours on 2 cores; latency depends on the matrix
@@ -64,6 +67,12 @@ QUERIES = [
     "upload files", "custom response", "settings environment variables", "async await",
     "error handling exceptions", "openapi schema", "static files", "templates",
 ]
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -175,21 +184,81 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
 
         entry: dict[str, Any] = {"docs": n, "bytes": sum(len(d) for _p, _c, d in docs[:n])}
 
+        def one(q: str, run_env: dict[str, str]) -> tuple[float, float, bytes]:
+            started = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            proc = subprocess.run([str(exe), "repo-docs", "search", q, "--mode", "fulltext",
+                                   "--json"], env=run_env, check=True, capture_output=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            # CPU of the CLI process and its children (git cat-file included)
+            return (time.perf_counter() - started,
+                    after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+                    proc.stdout)
+
+        def summary(times: list[float], cpu: list[float]) -> dict[str, Any]:
+            return {"p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
+                    "cpu_p50_ms": pct(cpu, 0.5), "cpu_p95_ms": pct(cpu, 0.95),
+                    "runs": len(times)}
+
         def cold(label: str, env: dict[str, str] = env,
                  entry: dict[str, Any] = entry) -> None:
-            times, cpu = [], []
-            for q in QUERIES[:cold_queries]:
-                started = time.perf_counter()
-                before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                subprocess.run([str(exe), "repo-docs", "search", q, "--mode", "fulltext",
-                                "--json"], env=env, check=True, capture_output=True)
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                times.append(time.perf_counter() - started)
-                # CPU of the CLI process and its children (git cat-file included)
-                cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-            entry[label] = {"p50_ms": pct(times, 0.5), "p95_ms": pct(times, 0.95),
-                            "cpu_p50_ms": pct(cpu, 0.5), "cpu_p95_ms": pct(cpu, 0.95),
-                            "runs": len(times)}
+            """The command (framework-free fast path, no daemon) and, alternating with
+            it, the Typer app (``GITQUARRY_FAST=0``: what every cold search paid before
+            ``cli/fast_docs.py``); their stdout compared."""
+            got: dict[str, tuple[list[float], list[float]]] = {"fast": ([], []),
+                                                                "typer": ([], [])}
+            same = True
+            for i, q in enumerate(QUERIES[:cold_queries]):
+                pair = [("fast", dict(env, GITQUARRY_FAST="local")),
+                        ("typer", dict(env, GITQUARRY_FAST="0"))]
+                outs = []
+                for name, run_env in (pair if i % 2 == 0 else pair[::-1]):
+                    wall, cpu, out = one(q, run_env)
+                    got[name][0].append(wall)
+                    got[name][1].append(cpu)
+                    outs.append(out)
+                same = same and outs[0] == outs[1]
+            entry[label] = summary(*got["fast"])
+            entry[label + "_typer"] = summary(*got["typer"])
+            entry[label + "_same_stdout"] = same
+
+        def cold_daemon(env: dict[str, str] = env, entry: dict[str, Any] = entry) -> None:
+            """The command while a daemon runs (``cli/daemon_docs.py``): the client's CPU;
+            the daemon's own CPU per query from /proc beside it; the first query (the
+            daemon builds the revision's tables) apart; stdout checked equal to the local
+            answer's."""
+            runtime = Path(tempfile.mkdtemp(prefix="gqd", dir="/tmp"))
+            denv = dict(env, XDG_RUNTIME_DIR=str(runtime))
+            daemon = subprocess.Popen([str(exe), "daemon", "run"], env=denv,
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            try:
+                for _ in range(600):  # wait until it answers
+                    if subprocess.run([str(exe), "daemon", "status", "--json"], env=denv,
+                                      capture_output=True).returncode == 0:
+                        break
+                    time.sleep(0.5)
+                first = one(QUERIES[0], denv)
+                times, cpu, dcpu = [], [], []
+                same = True
+                for q in QUERIES[:cold_queries]:
+                    d0 = _proc_cpu_s(daemon.pid)
+                    wall, c, out = one(q, denv)
+                    dcpu.append(_proc_cpu_s(daemon.pid) - d0)
+                    times.append(wall)
+                    cpu.append(c)
+                    local = one(q, dict(env, GITQUARRY_FAST="local"))[2]
+                    same = same and out == local
+                entry["cold_cli_daemon"] = {
+                    **summary(times, cpu), "daemon_cpu_p50_ms": pct(dcpu, 0.5),
+                    "daemon_cpu_p95_ms": pct(dcpu, 0.95),
+                    "first_query_wall_ms": round(first[0] * 1000, 1),
+                    "first_query_client_cpu_ms": round(first[1] * 1000, 1),
+                    "same_stdout_as_local": same}
+            finally:
+                daemon.terminate()
+                daemon.wait(timeout=60)
+                shutil.rmtree(runtime, ignore_errors=True)
 
         if cold_runs:
             cold("cold_cli_no_index")
@@ -198,6 +267,7 @@ def bench_latency(docs: list[tuple[str, str, bytes]], tmp: Path,
                        capture_output=True)
         if cold_runs:
             cold("cold_cli_indexed")
+            cold_daemon()
         config = Config().replaced(embedding={"provider": "none"})
         registry = Registry(state / "gitquarry" / "repo-docs-registry.json")
         # the children's state directory: the cache's owner token is recorded there

@@ -42,7 +42,7 @@ def run_cmd(
     """Run the daemon in the foreground (for systemd, launchd or a terminal)."""
     import logging
 
-    from gitquarry.cli import daemon_search
+    from gitquarry.cli import daemon_docs, daemon_search
     from gitquarry.service.daemon import Daemon
     from gitquarry.web import WebService
 
@@ -52,7 +52,8 @@ def run_cmd(
 
     phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
     # the web page, hosted on request; the CLI's own search answers (thin client)
-    daemon = Daemon(log_stderr=verbose, web=WebService, answer_ops=daemon_search.OPS)
+    daemon = Daemon(log_stderr=verbose, web=WebService,
+                    answer_ops={**daemon_search.OPS, **daemon_docs.OPS})
 
     def ready() -> None:
         import os

@@ -60,13 +60,22 @@ def _admit(args: dict[str, Any]) -> tuple[HistoryArgs | None, str | None]:
         request = HistoryArgs.from_wire(args.get("request"))
     except ValueError as exc:
         return None, f"unreadable request ({exc})"
-    if (args.get("version"), args.get("module")) != installation():
-        return request, "another gitquarry installation"
-    if args.get("env") != answer_environment():
-        return request, "another environment"
+    why = admission(args)
+    if why is not None:
+        return request, why
     if request.project is None or not os.path.isabs(request.project):
         return request, "no absolute starting directory"
     return request, None
+
+
+def admission(args: dict[str, Any]) -> str | None:
+    """Why the daemon may not answer a request with ``args`` (its ``version``, ``module`` and
+    ``env``), or None: the same installation and environment as the daemon's."""
+    if (args.get("version"), args.get("module")) != installation():
+        return "another gitquarry installation"
+    if args.get("env") != answer_environment():
+        return "another environment"
+    return None
 
 
 #: the requests this module answers (``service.daemon.Daemon.handle`` dispatches them before

@@ -9,7 +9,8 @@ takes exactly ``gitquarry --version`` and prints what the Typer callback prints 
 (whose parsing errors and order Click decides), takes the full path, so help, errors and exit
 codes stay Click's. ``history … --json`` is answered by ``cli.fast`` (the same library calls,
 no Typer, Rich or pydantic; through the daemon when one runs) when it understands the whole
-command line; it falls back here otherwise.
+command line; it falls back here otherwise. ``repo-docs search … --json`` likewise by
+``cli.fast_docs``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def main(argv: list[str] | None = None) -> None:
     from gitquarry.cli.fast import try_fast
 
     try_fast(list(args))  # exits when it answered (cli/fast.py: history --json)
+    if args[:2] == ["repo-docs", "search"]:
+        from gitquarry.cli.fast_docs import try_fast_docs
+
+        try_fast_docs(list(args))  # exits when it answered (repo-docs search --json)
     from gitquarry.cli.app import main as full_main
 
     full_main(argv)

@@ -79,12 +79,18 @@ def check_search_arguments(query: str, *, mode: str | None = None, limit: int | 
 
 
 class RepoDocsService:
-    """See module docstring. ``registry`` defaults to the user's state-dir registry."""
+    """See module docstring. ``registry`` defaults to the user's state-dir registry.
+    ``lexical``: built full-text tables shared with other services (a long-lived process
+    answering each request with a new service, ``cli.daemon_docs``); not cleared by
+    :meth:`close`. Default: this service's own, bounded by ``[docs] lexical_cache_bytes``."""
 
-    def __init__(self, config: Config, registry: Registry | None = None) -> None:
+    def __init__(self, config: Config, registry: Registry | None = None,
+                 lexical: LexicalCache | None = None) -> None:
         self.config = config
         self.registry = registry or Registry()
-        self.lexical = LexicalCache(config.docs.lexical_cache_bytes)
+        self._own_lexical = lexical is None
+        self.lexical = LexicalCache(config.docs.lexical_cache_bytes) if lexical is None \
+            else lexical
         self._readers: dict[Path, BlobReader] = {}
         self._embedder: Embedder | None = None
         self._matrices: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
@@ -107,7 +113,8 @@ class RepoDocsService:
             for cache in self._caches.values():
                 cache.close()
             self._caches.clear()
-            self.lexical.clear()
+            if self._own_lexical:
+                self.lexical.clear()
             if self._embedder is not None:
                 self._embedder.close()
                 self._embedder = None

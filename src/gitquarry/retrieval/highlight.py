@@ -149,26 +149,45 @@ def _positions(keys: list[str | None]) -> dict[str, list[int]]:
     return at
 
 
+#: one text's part streams, each with its terms and their positions (see :func:`_streams`)
+_Streams = tuple[tuple[list[_Part], list[str | None], dict[str, list[int]]], ...]
+#: texts whose streams are kept (most recently used; a chunk's text is ~1,500 characters)
+STREAMS_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=STREAMS_CACHE_SIZE)
+def _streams(text: str) -> _Streams:
+    """``text``'s two part streams (whole tokens; ``expand_token`` parts), each with the
+    index term of every part and the positions of each term: everything
+    :func:`match_spans` needs that does not depend on the query. Each string's term is its
+    own (``_terms`` looks every string up alone), so computing them apart from the query's
+    words changes nothing. Cached per text (bounded: :data:`STREAMS_CACHE_SIZE`): a
+    long-lived process marks the same chunks for many queries. Shared, never mutated."""
+    tokens = list(_TOKEN.finditer(text))
+    whole = [_Part(m.group(), m.start(), m.end()) for m in tokens]
+    parts = [part for m in tokens for part in _parts(text, m)]
+    term = _terms({p.text for p in whole} | {p.text for p in parts})
+    out = []
+    for stream in (whole, parts):
+        keys = [term.get(part.text) for part in stream]
+        out.append((stream, keys, _positions(keys)))
+    return tuple(out)
+
+
 def match_spans(text: str, query: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` character spans of ``text`` that ``query`` matches (see the module
     doc), sorted and merged where they overlap; ``[]`` when the query has no searchable word.
 
-    Cost: one pass over ``text``; words not seen before are looked up once in an in-memory
-    SQLite table (per thread) and cached.
+    Cost: one pass over ``text`` (its streams are cached per text, :func:`_streams`); words
+    not seen before are looked up once in an in-memory SQLite table (per thread) and cached.
     """
     phrases = _phrases(query)
     if not phrases:
         return []
-    tokens = list(_TOKEN.finditer(text))
-    whole = [_Part(m.group(), m.start(), m.end()) for m in tokens]
-    parts = [part for m in tokens for part in _parts(text, m)]
-    strings = {p.text for p in whole} | {p.text for p in parts} | \
-        {word for phrase in phrases for word in phrase}
-    term = _terms(strings)
+    streams = _streams(text)
+    term = _terms({word for phrase in phrases for word in phrase})
     found: list[tuple[int, int]] = []
-    for stream in (whole, parts):
-        keys = [term.get(part.text) for part in stream]
-        at = _positions(keys)
+    for stream, keys, at in streams:
         for phrase in phrases:
             _find(stream, keys, at, phrase, term, found)
     merged: list[tuple[int, int]] = []
