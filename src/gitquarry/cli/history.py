@@ -346,6 +346,11 @@ def _print_response(request: HistoryRequest, response: GitSearchResponse,
     bounds and the pipeline summary on stderr, the results on stdout, a summary note."""
     for w in response.warnings:
         warn(w.message)
+    if response.pickaxe is not None:  # as the JSON answer's warnings say it
+        from gitquarry.history.answers.answers import pickaxe_warnings
+
+        for _code, message in pickaxe_warnings(response.pickaxe):
+            warn(message)
     if request.explain:
         for name, bound in request.bounds().items():
             note(
@@ -354,6 +359,7 @@ def _print_response(request: HistoryRequest, response: GitSearchResponse,
         for line in summary_lines(response.pipeline):
             note(line)
     if not response.results:
+        _pickaxe_note(response)
         out(f"No commits found ({response.total_commits_indexed:,} indexed).")
         return
     for i, (r, ref) in enumerate(zip(response.results, refs, strict=True), start=1):
@@ -363,16 +369,22 @@ def _print_response(request: HistoryRequest, response: GitSearchResponse,
             more = int(ref["refs_total"]) - len(ref["refs"])
             out("    in " + ", ".join(printable(x) for x in ref["refs"])
                 + (f" (+{more} more)" if more else ""))
-    if response.pickaxe is not None:
-        note(f"--pickaxe answered from {response.pickaxe.answered_from} "
-             f"({response.pickaxe.from_index} stored diffs, "
-             f"{response.pickaxe.from_git} commits asked of git log -S)")
+    _pickaxe_note(response)
     note(
         f"{count(len(response.results), 'result', 'results')} of "
         f"{count(response.total_commits_indexed, 'commit', 'commits')} · "
         f"mode {response.effective_mode}"
         + (f" (requested {response.requested_mode})"
            if response.requested_mode != response.effective_mode else ""))
+
+
+def _pickaxe_note(response: GitSearchResponse) -> None:
+    """The ``--pickaxe`` line on stderr (where the answer came from), also when nothing
+    matched, so an empty listing says how it was decided."""
+    if response.pickaxe is not None:
+        note(f"--pickaxe answered from {response.pickaxe.answered_from} "
+             f"({response.pickaxe.from_index} stored diffs, "
+             f"{response.pickaxe.from_git} commits asked of git log -S)")
 
 
 def status_cmd(as_json: JsonOption = False, project: ProjectOption = None) -> None:

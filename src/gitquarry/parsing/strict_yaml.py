@@ -170,13 +170,22 @@ def load_yaml(
     if text.startswith("\ufeff"):
         text = text[1:]
     builder = _Builder(label, max_depth, max_values)
-    parser = _Parser(text) if _Parser is not None else yaml.Loader(text)
+    parser: Any = None
     try:
+        # inside the try: PyYAML's pure-Python reader checks the whole text for characters
+        # YAML does not allow (a control character such as ESC) when it is created
+        parser = _Parser(text) if _Parser is not None else yaml.Loader(text)
         while True:
             event = parser.get_event()
             if event is None or isinstance(event, ev.StreamEndEvent):
                 break
             builder.feed(event)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        line = text.count("\n", 0, max(0, int(exc.position))) + 1
+        character = exc.character
+        shown = f"#x{character:04x}" if isinstance(character, int) else repr(character)
+        raise YamlInputError(label, line, f"not valid YAML: character {shown} is not "
+                             "allowed (a control character)") from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = int(mark.line) + 1 if mark is not None else 0

@@ -65,6 +65,20 @@ def replace_facts(facts: RankingFacts, **changed: Any) -> RankingFacts:
     return RankingFacts(**{**facts.facts(), **changed})
 
 
+def pickaxe_warnings(pickaxe: Any) -> list[tuple[str, str]]:
+    """The (code, message) warnings of a ``--pickaxe`` answer (``PickaxeReport``): up to
+    three ``git log -S`` failures (``pickaxe_git_failed``) and, when commits whose stored
+    diff was cut could not be checked, ``pickaxe_incomplete``. Every surface (JSON, MCP and
+    the terminal listing) says the same."""
+    found = [("pickaxe_git_failed", message) for message in pickaxe.errors[:3]]
+    if pickaxe.unchecked:
+        found.append((
+            "pickaxe_incomplete",
+            f"{pickaxe.unchecked} commit(s) with a cut diff could not be "
+            "checked with git log -S; they are left out"))
+    return found
+
+
 class HistoryAnswers:
     """Shapes answers for one workspace's index (see the module docstring)."""
 
@@ -203,13 +217,7 @@ class HistoryAnswers:
         data = bound_history_response(data)
         if response.pickaxe is not None:
             data["pickaxe"] = response.pickaxe.to_dict()
-            for message in response.pickaxe.errors[:3]:
-                _add_warnings(data, [("pickaxe_git_failed", message)])
-            if response.pickaxe.unchecked:
-                _add_warnings(data, [(
-                    "pickaxe_incomplete",
-                    f"{response.pickaxe.unchecked} commit(s) with a cut diff could not be "
-                    "checked with git log -S; they are left out")])
+            _add_warnings(data, pickaxe_warnings(response.pickaxe))
         self.annotate_refs(data["results"], compact=options.detail == "compact")
         data, kept = self.finish(data, options=options, query=request.query)
         ranking = _pinned(response, self.searcher.store.conn)
