@@ -239,10 +239,14 @@ def test_partial_embeddings_warn_and_semantic_returns_only_embedded(
     codes = [w.code for w in semantic.warnings]
     assert codes == ["partial_embeddings"]
     assert f"{len(hashes)} of {total}" in semantic.warnings[0].message
+    # semantic mode does not rank the rest by keywords: the warning says what it searched
+    assert "semantic mode searches only those" in semantic.warnings[0].message
+    assert "ranked by keywords" not in semantic.warnings[0].message
 
     hybrid = harness.query("zeppelin", mode="hybrid", top_n=20)
     assert hybrid.effective_mode == "hybrid"
     assert [w.code for w in hybrid.warnings] == ["partial_embeddings"]
+    assert hybrid.warnings[0].message.endswith("the rest are ranked by keywords only")
     found = {r.hash: r for r in hybrid.results}
     assert late[0] in found  # the unembedded commit is still found by keywords
     assert found[late[0]].lexical_rank == 1

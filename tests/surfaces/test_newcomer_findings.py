@@ -93,3 +93,38 @@ def test_a_policy_with_an_escape_character_fails_closed_not_internally(
                          "--mode", "fulltext", "--json")
     assert code == 1 and "internal error" not in err
     assert json.loads(out)["error"]["code"] == "repository_docs_policy_invalid"
+
+
+def test_a_qualifier_shaped_word_never_reads_as_a_silent_empty_answer(
+    tmp_path: Path, cli: CLI
+) -> None:
+    """``title:progress`` is searched as the phrase "title progress" (FTS5 splits on ``:``):
+    an empty answer says so (``qualifier_as_phrase``) on the terminal and in ``--json``;
+    a query that finds commits carries no such warning."""
+    repo = GitRepo(tmp_path / "ws" / "r")
+    repo.commit({"a.txt": "alpha\n"}, "Show progress while indexing")
+    repo.commit({"b.txt": "beta\n"}, "Fix the title of the report")
+    workspace = str(tmp_path / "ws")
+    code, _out, err = cli("index", "--no-embed", workspace)
+    assert code == 0, err
+
+    code, out, err = cli("history", "title:progress", "--mode", "lexical", "--json",
+                         "--project", workspace)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["results"] == []
+    (warning,) = [w for w in data["warning_details"] if w["code"] == "qualifier_as_phrase"]
+    assert "'title:progress'" in warning["message"] and "--author" in warning["message"]
+
+    code, out, err = cli("history", "title:progress", "--mode", "lexical",
+                         "--project", workspace)
+    assert code == 0, err
+    assert "No commits found" in out
+    assert "match only as a phrase" in err
+
+    code, out, err = cli("history", "title: progress", "--mode", "lexical", "--json",
+                         "--project", workspace)
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["results"]) >= 1
+    assert all(w["code"] != "qualifier_as_phrase" for w in data["warning_details"])

@@ -120,7 +120,8 @@ class GitSearchResponse:
     ``warnings`` carry a stable ``code``: ``empty_query``, ``no_searchable_terms``,
     ``empty_index``, ``indexing_incomplete``, ``repository_failed``, ``refs_incomplete``,
     ``semantic_unavailable``, ``no_embeddings``, ``partial_embeddings``, ``semantic_failed``,
-    ``patch_ids_incomplete``, ``rerank_unavailable``, ``rerank_failed``.
+    ``patch_ids_incomplete``, ``rerank_unavailable``, ``rerank_failed``,
+    ``qualifier_as_phrase`` (an empty answer to a ``word:word`` query).
     """
 
     results: list[CommitResult]

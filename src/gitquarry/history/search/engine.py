@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, replace
@@ -33,6 +34,7 @@ from gitquarry.history.search.candidates import (
     Hits,
     rank_with_glob,
 )
+from gitquarry.history.search.coverage_warnings import for_mode
 from gitquarry.history.search.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
 from gitquarry.history.search.narrow import NarrowCandidates, PickaxeReport, validate_narrowing
 from gitquarry.history.search.ordering import order_candidates
@@ -149,6 +151,23 @@ def _embedded(conn: sqlite3.Connection, namespace_id: int | None, ids: list[int]
             f"SELECT commit_id FROM commit_vectors WHERE namespace_id = ? "
             f"AND commit_id IN ({','.join('?' * len(part))})", [namespace_id, *part]))
     return out
+
+
+#: ``title:progress``, ``author:lord``: a search-engine qualifier, which gitquarry reads as
+#: the phrase "title progress" (FTS5 splits on ``:``).
+_QUALIFIER = re.compile(r"[^\W\d_][\w-]*:[^\s:]+")
+
+
+def _qualifier_warnings(query: str) -> list[Warning_]:
+    """For an empty answer: one ``qualifier_as_phrase`` warning per ``word:word`` of the
+    query, so a GitHub-style qualifier never reads as a silent "nothing found"."""
+    words = [w for w in query.split() if _QUALIFIER.fullmatch(w)]
+    return [Warning_(
+        code="qualifier_as_phrase",
+        message=(f"no commit holds {w!r} as written: words joined by ':' match only as a "
+                 "phrase, and queries have no field qualifiers (use --author, --path or "
+                 "--files-glob, or write the words apart)"),
+    ) for w in dict.fromkeys(words)]
 
 
 def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
@@ -521,7 +540,7 @@ class _HistorySearch:
                 kept = list(outcome.hits)
             hits = kept
         if self.total:  # an empty index already says so once
-            warnings.extend(outcome.warnings)
+            warnings.extend(for_mode(w, self.mode) for w in outcome.warnings)
         return hits, outcome.effective_mode(self.mode), outcome.embedded_fraction
 
     def _fuse(self, lexical: list[LexicalHit], semantic_hits: list[tuple[int, float]],
@@ -605,6 +624,8 @@ class _HistorySearch:
                                                    outcome.explain(c, label=label)))
             for c in outcome.results if c.key in rows
         ]
+        if not results:
+            self.warnings.extend(_qualifier_warnings(self.query))
         return GitSearchResponse(
             results=results, query=self.query, total_commits_indexed=self.total,
             requested_mode=self.mode, effective_mode=ranked.effective,

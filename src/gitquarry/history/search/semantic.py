@@ -23,6 +23,7 @@ from gitquarry.embedding import Embedder, create_embedder
 from gitquarry.errors import EmbeddingError, EmbeddingFailedError
 from gitquarry.history.index.document import text_format
 from gitquarry.history.models import Warning_
+from gitquarry.history.search.coverage_warnings import PARTIAL_HYBRID
 from gitquarry.percent import floor_percent
 from gitquarry.retrieval.vectors import cosine_top_k
 from gitquarry.store import Store
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+
 class SemanticOutcome:
     """Semantic hits as (commit id, cosine similarity), best first, plus coverage facts."""
 
@@ -136,7 +138,7 @@ class SemanticRanker:
                     code="partial_embeddings",
                     message=(
                         f"{embedded:,} of {total:,} commits have vectors "
-                        f"({floor_percent(embedded, total)}%); the rest are ranked by keywords only"
+                        f"({floor_percent(embedded, total)}%); {PARTIAL_HYBRID}"
                     ),
                 )
             )
