@@ -327,3 +327,29 @@ def test_the_client_socket_wait_is_five_seconds_unless_the_environment_says_othe
         assert socket_wait_s() == expected, raw
     monkeypatch.delenv(SOCKET_WAIT_ENV)
     assert socket_wait_s() == 5.0
+
+
+# -- jobs.attach keeps a follower alive through a quiet phase ------------------------------
+
+
+def test_attach_repeats_an_unchanged_job_so_a_follower_never_times_out(
+    state: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job whose state does not change (one slow embedding batch) still sends a progress
+    line every ``ATTACH_HEARTBEAT_S``: the follower's 60 s socket read took the silence for
+    "the daemon is unavailable" and exited 1 while the job went on (s3 newcomer finding)."""
+    from gitquarry.service import daemon as daemon_module
+    from gitquarry.service.daemon import Daemon
+
+    monkeypatch.setattr(daemon_module, "ATTACH_HEARTBEAT_S", 0.2)
+    job = _job(state, "ws-x")  # running, and nothing will change it
+    host = Daemon(DaemonConfig())
+    host.runner = Runner(state, _services(state, Calls()), scope_identity=lambda s: (1, s))
+    sent: list[dict[str, Any]] = []
+    started = time.monotonic()
+    host._attach({"id": job.public_id, "timeout_s": 2.1}, sent.append)
+    assert time.monotonic() - started >= 2.0
+    progress = [p for p in sent if p["event"] == "progress"]
+    assert len(progress) >= 3  # the first state, then one per wake-up (0.5 s) past 0.2 s
+    assert all(p["result"]["job"] == progress[0]["result"]["job"] for p in progress)
+    assert sent[-1]["final"] is True and sent[-1]["result"]["finished"] is False

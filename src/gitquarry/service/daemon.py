@@ -57,6 +57,10 @@ log = logging.getLogger("gitquarry.daemon")
 
 #: how long ``jobs.attach`` may wait in one request, seconds
 MAX_ATTACH_S = 3600.0
+#: ``jobs.attach`` repeats the job's state after this many seconds without a change, so a
+#: follower (whose socket read times out after 60 s) never takes a long quiet phase (one slow
+#: embedding batch) for a daemon that stopped answering
+ATTACH_HEARTBEAT_S = 15.0
 _CHECKPOINT_PRUNE_S = 3600.0
 
 
@@ -555,6 +559,7 @@ class Daemon:
             raise UsageError(f"timeout_s must be from 0 to {MAX_ATTACH_S:g}")
         deadline = time.monotonic() + float(timeout)
         last: dict[str, Any] | None = None
+        last_sent = 0.0
         runner = self.runner
         while True:
             with runner.changed:
@@ -566,10 +571,10 @@ class Daemon:
                 send({"ok": True, "event": "end", "result": {"job": public, "finished": done},
                       "final": True})
                 return
-            if public != last:
+            if public != last or time.monotonic() - last_sent >= ATTACH_HEARTBEAT_S:
                 send({"ok": True, "event": "progress", "result": {"job": public},
                       "final": False})
-                last = public
+                last, last_sent = public, time.monotonic()
             with runner.changed:
                 if runner.version == version:
                     runner.changed.wait(min(0.5, max(0.01, deadline - time.monotonic())))
