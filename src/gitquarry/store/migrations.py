@@ -74,7 +74,10 @@ class Migrations:
                 conn.execute(f"PRAGMA user_version = {int(count)}")
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite may already have rolled back (SQLITE_FULL, SQLITE_IOERR): a second
+                # ROLLBACK would raise and hide the real error (a full disk read as corrupt)
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             applied.append(step.name)
         return applied
