@@ -54,3 +54,20 @@ def test_the_bundled_runtime_switches_once_after_quick_texts(monkeypatch) -> Non
     assert runtime.session is optimised_session
     assert first.tobytes() == again.tobytes()
     assert more.shape == (minilm.QUICK_TEXTS, minilm.DIMENSIONS)
+
+
+def test_a_long_lived_process_loads_the_optimised_session_at_once(monkeypatch) -> None:
+    """The MCP server and the daemon call ``mark_long_lived``: their runtime starts on the
+    optimised session (no swap after the first texts, whose old session stayed in memory);
+    any other process starts on the quick one."""
+    from gitquarry.embedding import process_kind
+
+    monkeypatch.setattr(minilm, "_RUNTIMES", {})
+    monkeypatch.setattr(process_kind, "_long_lived", False)
+    assert not minilm._runtime("cpu", 1).optimized  # a CLI process: the quick session first
+
+    monkeypatch.setattr(minilm, "_RUNTIMES", {})
+    process_kind.mark_long_lived()
+    assert process_kind.is_long_lived()
+    runtime = minilm._runtime("cpu", 1)
+    assert runtime.optimized and runtime.quick_texts == 0

@@ -51,6 +51,9 @@ def run_cmd(
     from gitquarry.history.search import phrase_cache
 
     phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
+    from gitquarry.embedding.process_kind import mark_long_lived
+
+    mark_long_lived()  # the optimised ONNX session from the first text on
     # the web page, hosted on request; the CLI's own search answers (thin client)
     daemon = Daemon(log_stderr=verbose, web=WebService,
                     answer_ops={**daemon_search.OPS, **daemon_docs.OPS})

@@ -36,6 +36,7 @@ import numpy as np
 
 from gitquarry.config import EmbeddingConfig
 from gitquarry.embedding.base import Embedder
+from gitquarry.embedding.process_kind import is_long_lived
 from gitquarry.embedding.text import truncate_to_token_budget
 from gitquarry.errors import (
     EmbeddingConfigInvalidError,
@@ -268,7 +269,7 @@ def _runtime(device: str, threads: int) -> Runtime:
         runtime = _RUNTIMES.get(key)
         if runtime is None:
             runtime = Runtime(model_path, tokenizer_path, device, threads,
-                              quick_texts=QUICK_TEXTS)
+                              quick_texts=0 if is_long_lived() else QUICK_TEXTS)
             _RUNTIMES[key] = runtime
         return runtime
 

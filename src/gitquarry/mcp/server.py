@@ -44,6 +44,9 @@ def build_server(project: Path | None) -> tuple[MCPServer, HistorySearcher]:
     from gitquarry.history.search import phrase_cache
 
     phrase_cache.enable()  # a long-lived process: keyword terms kept per index state
+    from gitquarry.embedding.process_kind import mark_long_lived
+
+    mark_long_lived()  # the optimised ONNX session from the first text on
     answers = history_tools.register(server, workspace, searcher)
     answer_tools.register(server, answers)
     graph_tools.register(server, workspace.root)
