@@ -37,6 +37,7 @@ import sys
 
 TYPE_CHECKING = False  # not typing's: importing typing costs the thin client
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 #: ``history``'s options that take a value: every spelling → the parameter it sets
@@ -169,14 +170,15 @@ _FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
-def parse_history(argv: list[str]) -> HistoryArgs | None:
-    """``argv`` (without the program name) as a ``history --json`` command line this path
-    answers, or None when the Typer app must read it (see the module docstring)."""
-    if len(argv) < 2 or argv[0] != "history":
-        return None
+def scan_command_line(
+    tokens: list[str], flags: dict[str, tuple[str, Any]], value_options: dict[str, str]
+) -> tuple[list[str], dict[str, Any]] | None:
+    """``tokens`` (after the command words) as (positional arguments, {param: value}) read
+    with the option tables ``flags`` (name → (param, value)) and ``value_options``
+    (name → param); None when Click must read them (a flag given a value, a missing or
+    dash-led value, ``-``, ``--help`` or any option not in the tables)."""
     values: dict[str, Any] = {}
     positional: list[str] = []
-    tokens = argv[1:]
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -190,13 +192,13 @@ def parse_history(argv: list[str]) -> HistoryArgs | None:
             positional.append(token)
             continue
         name, eq, glued = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name in FLAG_OPTIONS:
+        if name in flags:
             if eq:
                 return None  # a flag given a value: Click's error
-            param, flag_value = FLAG_OPTIONS[name]
+            param, flag_value = flags[name]
             values[param] = flag_value
             continue
-        if name not in VALUE_OPTIONS:
+        if name not in value_options:
             return None  # --help, -h, an unknown or glued option: the Typer app's to read
         if eq:
             value = glued
@@ -207,18 +209,38 @@ def parse_history(argv: list[str]) -> HistoryArgs | None:
             i += 1
         if value.startswith("-"):
             return None  # Click's reading of a dash-led value is its own
-        values[VALUE_OPTIONS[name]] = value
-    if len(positional) != 1 or values.get("as_json") is not True:
-        return None
-    for param in _INT_PARAMS:
+        values[value_options[name]] = value
+    return positional, values
+
+
+def read_numbers(values: dict[str, Any], int_params: Iterable[str]) -> bool:
+    """Turn ``values``' ``int_params`` and ``min_score`` into numbers in place; False when
+    one is not written as this path reads numbers (Click's to judge)."""
+    for param in int_params:
         if param in values:
             if not _plain_int(values[param]):
-                return None
+                return False
             values[param] = int(values[param])
     if "min_score" in values:
         if not _plain_float(values["min_score"]):
-            return None
+            return False
         values["min_score"] = float(values["min_score"])
+    return True
+
+
+def parse_history(argv: list[str]) -> HistoryArgs | None:
+    """``argv`` (without the program name) as a ``history --json`` command line this path
+    answers, or None when the Typer app must read it (see the module docstring)."""
+    if len(argv) < 2 or argv[0] != "history":
+        return None
+    scanned = scan_command_line(argv[1:], FLAG_OPTIONS, VALUE_OPTIONS)
+    if scanned is None:
+        return None
+    positional, values = scanned
+    if len(positional) != 1 or values.get("as_json") is not True:
+        return None
+    if not read_numbers(values, _INT_PARAMS):
+        return None
     project = values.get("project")
     if project is not None and not (os.path.isdir(project) and os.access(project, os.R_OK)):
         return None  # Click's Path check (a file, unreadable) or the library's error

@@ -70,55 +70,18 @@ def parse_docs_search(argv: list[str]) -> dict[str, Any] | None:
     """``argv`` (without the program name) as the parameters ``search_cmd`` would receive
     (every key of :data:`DEFAULTS`), or None when the Typer app must read it (see the
     module docstring)."""
-    from gitquarry.cli.fast import _plain_float, _plain_int
+    from gitquarry.cli.fast import read_numbers, scan_command_line
 
     if len(argv) < 3 or argv[0] != "repo-docs" or argv[1] != "search":
         return None
-    values: dict[str, Any] = {}
-    positional: list[str] = []
-    tokens = argv[2:]
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
-        if token == "--":
-            positional.extend(tokens[i:])
-            break
-        if not token.startswith("-"):
-            positional.append(token)
-            continue
-        if token == "-":
-            return None
-        name, eq, glued = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name in FLAG_OPTIONS:
-            if eq:
-                return None  # a flag given a value: Click's error
-            param, flag_value = FLAG_OPTIONS[name]
-            values[param] = flag_value
-            continue
-        if name not in VALUE_OPTIONS:
-            return None  # --help, -h, an unknown option: the Typer app's to read
-        if eq:
-            value = glued
-        else:
-            if i >= len(tokens):
-                return None  # missing value: Click's error
-            value = tokens[i]
-            i += 1
-        if value.startswith("-"):
-            return None  # Click's reading of a dash-led value is its own
-        values[VALUE_OPTIONS[name]] = value
+    scanned = scan_command_line(argv[2:], FLAG_OPTIONS, VALUE_OPTIONS)
+    if scanned is None:
+        return None
+    positional, values = scanned
     if len(positional) != 1 or values.get("json_output") is not True:
         return None
-    for param in _INT_PARAMS:
-        if param in values:
-            if not _plain_int(values[param]):
-                return None
-            values[param] = int(values[param])
-    if "min_score" in values:
-        if not _plain_float(values["min_score"]):
-            return None
-        values["min_score"] = float(values["min_score"])
+    if not read_numbers(values, _INT_PARAMS):
+        return None
     return {**DEFAULTS, **values, "query": positional[0]}
 
 
