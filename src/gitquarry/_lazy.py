@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import re
 
 
 def lazy_exports(package: str, exports: dict[str, str]
@@ -31,3 +34,35 @@ def lazy_exports(package: str, exports: dict[str, str]
         return sorted({*importlib.import_module(package).__dict__, *exports})
 
     return __getattr__, __dir__
+
+
+class LazyPattern:
+    """A regular expression compiled on first use (issue 21 §1: a module's patterns compiled
+    at import cost each command start, ~1-6 ms each, even when the command never matches
+    with them). Attributes are the compiled ``re.Pattern``'s (``search``, ``sub``,
+    ``pattern``…), kept on the instance after their first look-up so later calls cost what
+    the compiled pattern's own methods cost. Same pattern text and flags as ``re.compile``;
+    a bad pattern raises ``re.error`` on first use instead of at import (every module
+    pattern is compiled by ``tests/test_lazy_imports.py``). Not an ``re.Pattern`` instance:
+    pass ``.pattern`` text, not this object, to ``re.sub``-style functions."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.__dict__["_source"] = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        import re
+
+        value = getattr(re.compile(*self.__dict__["_source"]), name)
+        self.__dict__[name] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"LazyPattern{self.__dict__['_source']!r}"
+
+
+def lazy_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)`` on first use (:class:`LazyPattern`), typed as the
+    pattern it stands for."""
+    return cast("re.Pattern[str]", LazyPattern(pattern, flags))

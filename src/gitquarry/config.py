@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import math
 import os
-import tomllib
 import types
 import typing
 from collections.abc import Callable
@@ -511,6 +510,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if got.over:
         raise ConfigError(path, f"is {got.size:,} bytes; a configuration file may hold at "
                           f"most {CONFIG_MAX_BYTES:,}")
+    import tomllib  # only when there is a file (its regexes compile at import)
+
     try:
         return tomllib.loads(got.data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -687,9 +688,6 @@ _DEFAULT_GLOBS = frozenset(DEFAULT_EXCLUDES) | frozenset(DEFAULT_REF_GLOBS)
 def _validate(config: Config, path: Path | None) -> None:
     """The declared range checks of every key (``Setting.checks``), then the rules that
     involve several keys or compile globs. :raises ConfigError: naming the key."""
-    from gitquarry.errors import InvalidGlobError
-    from gitquarry.retrieval.filters import compile_glob
-
     def bad(key: str, why: str) -> ConfigError:
         return ConfigError(path, f"{key} {why}")
 
@@ -717,6 +715,9 @@ def _validate(config: Config, path: Path | None) -> None:
         for pattern in patterns:
             if pattern in _DEFAULT_GLOBS:
                 continue  # known valid (tests/surfaces/test_default_globs.py)
+            from gitquarry.errors import InvalidGlobError
+            from gitquarry.retrieval.filters import compile_glob
+
             try:
                 compile_glob(pattern)
             except InvalidGlobError as exc:

@@ -22,16 +22,17 @@ Cost: one regular-expression pass, about 1 µs per 30 characters.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Any
+
+from gitquarry._lazy import lazy_re
 
 #: the range a ``max_tokens`` budget may take, at every surface and corpus
 MIN_MAX_TOKENS = 500
 MAX_MAX_TOKENS = 1_000_000
 
 #: letter runs (ASCII), digit runs, one non-ASCII character, whitespace, one punctuation mark
-_PIECE = re.compile(r"[A-Za-z]+|[0-9]+|[^\x00-\x7f]|\s+|[^A-Za-z0-9\s\x80-\U0010ffff]")
+_PIECE = lazy_re(r"[A-Za-z]+|[0-9]+|[^\x00-\x7f]|\s+|[^A-Za-z0-9\s\x80-\U0010ffff]")
 
 #: tokens per piece / per character, fitted (least squares against the largest count)
 WORD = 0.92

@@ -11,15 +11,25 @@ returned as a ``RefProblem``, never an exception: the other refs are still index
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wcmatch import glob as wcglob
-
 from gitquarry.gitio.runner import display_bytes, run_git
 
-_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.BRACE
+#: ``wcmatch.glob.GLOBSTAR | DOTGLOB | BRACE`` (checked in ``tests/test_lazy_imports.py``)
+_GLOB_FLAGS = 832
+
+#: the default ``[git_indexing] refs`` globs → the patterns wcmatch compiles them to (include,
+#: exclude), so that a query with the default globs needs no wcmatch import (~20 ms CPU of a
+#: cold query, issue 21 §1). ``tests/test_lazy_imports.py`` checks them against the installed
+#: wcmatch's own ``compile``; any other glob list is compiled by wcmatch.
+_KNOWN: dict[tuple[str, ...], tuple[tuple[str, ...], tuple[str, ...]]] = {
+    ("refs/heads/**", "refs/remotes/**", "refs/tags/**"): (tuple(
+        rf"^(?s:refs[/]+{name}(?=[/])(?:(?!(?:[/]|^)(?:\.{{1,2}})(?:$|[/])).)*?(?:^|$|[/]+))$"
+        for name in ("heads", "remotes", "tags")), ()),
+}
 
 
 @dataclass(frozen=True)
@@ -95,13 +105,21 @@ class RefMatcher:
     """
 
     def __init__(self, globs: list[str]) -> None:
+        known = _KNOWN.get(tuple(globs))
+        if known is not None:
+            self._matcher: Any = None
+            self._include: tuple[Any, ...] | None = tuple(re.compile(p) for p in known[0])
+            self._exclude: tuple[Any, ...] = tuple(re.compile(p) for p in known[1])
+            return
+        from wcmatch import glob as wcglob
+
         self._matcher = wcglob.compile(globs, flags=_GLOB_FLAGS)
         regexp = getattr(self._matcher, "_matcher", None)  # wcmatch's WcRegexp
         include = getattr(regexp, "_include", None)
         exclude = getattr(regexp, "_exclude", None)
         plain = getattr(regexp, "_real", True) is False and isinstance(include, tuple)
-        self._include: tuple[Any, ...] | None = include if plain else None
-        self._exclude: tuple[Any, ...] = tuple(exclude or ()) if plain else ()
+        self._include = include if plain else None
+        self._exclude = tuple(exclude or ()) if plain else ()
 
     def __call__(self, ref: str) -> bool:
         if self._include is None:

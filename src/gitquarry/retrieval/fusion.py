@@ -7,6 +7,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
+from gitquarry._lazy import lazy_re
+
 K = TypeVar("K", bound=Hashable)
 
 
@@ -59,7 +61,7 @@ def normalise_rrf(score: float, weights: Sequence[float], k: int = 60) -> float:
 
 #: a word that looks like code: snake_case, dotted.name, CamelCase, --flag, path/segment,
 #: ALLCAPS (3+ letters), or letters mixed with digits.
-_CODE_WORD = re.compile(
+_CODE_WORD = lazy_re(
     r"""(?x)
     ^(?:
         [A-Za-z0-9]*_[A-Za-z0-9_]*        # snake_case, _private, UNSET_VALUE
@@ -73,7 +75,7 @@ _CODE_WORD = re.compile(
       | \w+\(\)                           # call()
     )$"""
 )
-_QUOTED = re.compile(r"[\"'`][^\"'`]+[\"'`]")
+_QUOTED = lazy_re(r"[\"'`][^\"'`]+[\"'`]")
 
 
 def query_shape(query: str) -> str:
@@ -138,7 +140,7 @@ def score_fuse(
                   key=lambda kv: (-kv[1], first_seen[kv[0]]))
 
 
-_INTRODUCED = re.compile(
+_INTRODUCED = lazy_re(
     r"""(?ix)^\s*(?:
         (?:when|where|which\s+commit|what\s+commit|who)\s+
         (?:was|were|did|has|have|is|first)?\s*(?:the\s+)?

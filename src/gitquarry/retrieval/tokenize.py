@@ -33,6 +33,8 @@ import re
 import sqlite3
 from functools import lru_cache
 
+from gitquarry._lazy import lazy_re
+
 #: The FTS5 ``tokenize=`` argument every lexical table uses.
 FTS5_TOKENIZE = "porter unicode61"
 #: Bumped whenever ``index_text``, ``index_diff_text`` or ``FTS5_TOKENIZE`` changes what is
@@ -56,7 +58,7 @@ _CJK_RANGES = (
 _TOKEN_START = r"(?<![^\W_])"
 #: an upper-case letter at a camel/Pascal case boundary (``eC`` in ``parseConfig``, ``PS`` in
 #: ``HTTPServer``); used for text that is not ASCII
-_BOUNDARY = re.compile(r"[A-Z](?<=[a-z0-9][A-Z])|[A-Z](?=[A-Z][a-z])")
+_BOUNDARY = lazy_re(r"[A-Z](?<=[a-z0-9][A-Z])|[A-Z](?=[A-Z][a-z])")
 #: ASCII bytes to classes: lower-case letter ``a``, upper-case ``A``, digit ``d``, other
 #: (a token separator) space. Case boundaries are then found with ``bytes.find`` at C speed.
 _ASCII_CLASSES = bytes(
@@ -66,12 +68,12 @@ _ASCII_CLASSES = bytes(
 ) + b" " * 128
 _ASCII_BOUNDARIES = (b"aA", b"dA", b"AAa")
 #: where a ``v`` version may start (literal first characters: ``re`` finds them quickly)
-_VERSION_HINTS = (re.compile(r"v\d+\.\d"), re.compile(r"V\d+\.\d"))
-_VERSION_BODY = re.compile(r"\d+(?:\.\d+)+")
-_CAMEL_SPLIT = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_CJK_CHAR = re.compile("([" + _CJK_RANGES + "])")
+_VERSION_HINTS = (lazy_re(r"v\d+\.\d"), lazy_re(r"V\d+\.\d"))
+_VERSION_BODY = lazy_re(r"\d+(?:\.\d+)+")
+_CAMEL_SPLIT = lazy_re(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_CJK_CHAR = lazy_re("([" + _CJK_RANGES + "])")
 #: a query word's units: a ``v`` version (group 1) or a token
-_QUERY_UNIT = re.compile(_TOKEN_START + r"[vV](\d+(?:\.\d+)+)|[^\W_]+")
+_QUERY_UNIT = lazy_re(_TOKEN_START + r"[vV](\d+(?:\.\d+)+)|[^\W_]+")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -196,7 +198,7 @@ def query_units(word: str) -> list[str] | None:
 #: The file header block of each file in a unified diff as ``git show`` prints it: the
 #: ``diff --git`` line and every line after it up to its first hunk (``@@``) or the next file
 #: (mode, ``index <blob>..<blob>``, ``---``/``+++``, rename and ``Binary files`` lines).
-_DIFF_FILE_HEADER = re.compile(r"^diff --git .*\n?(?:(?!@@|diff --git ).*\n?)*", re.M)
+_DIFF_FILE_HEADER = lazy_re(r"^diff --git .*\n?(?:(?!@@|diff --git ).*\n?)*", re.M)
 
 
 def strip_diff_headers(diff: str) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import sqlite3
 import time
 from pathlib import Path
@@ -87,6 +86,8 @@ def stamp(conn: sqlite3.Connection, db_path: Path) -> str:
     never a token nobody recorded.
     :raises IndexAccessError: the state directory cannot be written.
     """
+    import secrets  # only here: hmac/hashlib at import cost every query (issue 21 §1)
+
     token = secrets.token_hex(16)
     _record(token, db_path)
     conn.execute("BEGIN IMMEDIATE")

@@ -23,11 +23,11 @@ to :func:`~gitquarry.embedding.char_budget` characters of it so a 50,000-file co
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gitquarry._lazy import lazy_re
 from gitquarry.embedding import char_budget
 
 LAYOUTS: Final = ("v1", "v2")
@@ -115,8 +115,8 @@ def _document_v1(row: Mapping[str, Any], max_chars: int) -> str:
     return "\n".join(parts)[:max_chars]
 
 
-_HUNK = re.compile(r"^@@ [^@]*@@ ?(.*)$")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_HUNK = lazy_re(r"^@@ [^@]*@@ ?(.*)$")
+_IDENTIFIER = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 #: words too common on changed lines of code to say anything about a change.
 _NOISE_TEXT: Final = (
     "and as assert async await break case catch class const continue def default del do elif "

@@ -20,11 +20,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from sqlite3 import Connection, Row
+from typing import TYPE_CHECKING
 
-from gitquarry.gitio.discovery import Repository, SkippedRepository
 from gitquarry.gitio.runner import display_path
-from gitquarry.history.index.report import MovedReport, RemovedReport
 from gitquarry.store import Store
+
+if TYPE_CHECKING:  # imported where used: a query's index check needs neither (issue 21 §1)
+    from gitquarry.gitio.discovery import Repository, SkippedRepository
+    from gitquarry.history.index.report import MovedReport, RemovedReport
 
 
 def path_columns(path: Path) -> tuple[str, bytes | None]:
@@ -62,6 +65,8 @@ def _rows(conn: Connection) -> list[Row]:
 
 def relocate_moved(store: Store, root: Path, found: list[Repository]) -> list[MovedReport]:
     """Move the rows of repositories whose workspace moved to ``root`` (module docstring)."""
+    from gitquarry.history.index.report import MovedReport
+
     rows = _rows(store.conn)
     by_dir = {os.fsencode(row_path(r["common_dir"], r["common_dir_raw"])) for r in rows}
     root_text, _ = path_columns(root)
@@ -99,6 +104,8 @@ def remove_vanished(
     store: Store, root: Path, found: list[Repository], skipped: list[SkippedRepository]
 ) -> list[RemovedReport]:
     """Forget repositories that are gone or no longer found under ``root`` (module docstring)."""
+    from gitquarry.history.index.report import RemovedReport
+
     keep = {os.fsencode(r.common_dir) for r in found}
     refused = {os.fsencode(s.path) for s in skipped}
     removed: list[RemovedReport] = []

@@ -12,14 +12,14 @@ Ties go to the earlier hunk, so a diff with no matching word keeps its first hun
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from gitquarry._lazy import lazy_re
 from gitquarry.retrieval.tokenize import expand_token
 
-_WORD = re.compile(r"[^\W_]+")
+_WORD = lazy_re(r"[^\W_]+")
 #: the trailer gitio.log appends to a diff cut at ``delta_max_lines``
-_TRAILER = re.compile(r"\n\n\.\.\. \((?:diff cut at \d+ bytes; )?\d+ lines omitted\)\Z")
+_TRAILER = lazy_re(r"\n\n\.\.\. \((?:diff cut at \d+ bytes; )?\d+ lines omitted\)\Z")
 
 
 @dataclass
@@ -191,7 +191,7 @@ def excerpt(text: str, query: str, context: int = 3, max_line_chars: int = 200) 
 
 
 #: the new file's first line in a hunk header: ``@@ -a,b +c,d @@``
-_HUNK_NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
+_HUNK_NEW_START = lazy_re(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 
 
 def _path_of(f: FileDiff) -> str:
