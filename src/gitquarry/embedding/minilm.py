@@ -126,6 +126,33 @@ def _cuda_available() -> bool:
     return "CUDAExecutionProvider" in ort.get_available_providers()
 
 
+def _real_tokenizer(tokenizer_path: Path, max_tokens: int) -> Any:
+    """``tokenizers.Tokenizer`` of ``tokenizer_path``, truncating at ``max_tokens``."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    # The shipped tokenizer.json pads and truncates at 128; we pad per batch ourselves and
+    # truncate at the model's length as sentence-transformers does.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_tokens)
+    return tokenizer
+
+
+def _tokenizer(tokenizer_path: Path, max_tokens: int, quick_texts: int) -> Any:
+    """The tokenizer of a runtime: with ``quick_texts``, an ``embedding.wordpiece``
+    ``QuickTokenizer`` (the same ids for ASCII text without importing ``tokenizers``; the
+    real one loaded for anything else) when ``tokenizer_path`` describes its pipeline;
+    otherwise the real one."""
+    loader = functools.partial(_real_tokenizer, tokenizer_path, max_tokens)
+    if quick_texts > 0:
+        from gitquarry.embedding.wordpiece import QuickTokenizer, read_plan
+
+        plan = read_plan(tokenizer_path)
+        if plan is not None:
+            return QuickTokenizer(plan, loader, max_length=max_tokens, quick_texts=quick_texts)
+    return loader()
+
+
 class Runtime:
     """A loaded tokenizer and ONNX session for a sentence-transformers-style encoder.
 
@@ -145,13 +172,7 @@ class Runtime:
         """``quick_texts``: answer the first that many texts of the process with an
         unoptimised session, then load the optimised one (:data:`QUICK_TEXTS`; 0: optimised
         from the start, for encoders whose two graphs are not known to give equal vectors)."""
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        # The shipped tokenizer.json pads and truncates at 128; we pad per batch ourselves and
-        # truncate at the model's length as sentence-transformers does.
-        tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=max_tokens)
+        tokenizer = _tokenizer(tokenizer_path, max_tokens, quick_texts)
         self._load = (model_path, device, threads, provider, model_id)
         self.quick_texts = quick_texts
         self.texts_seen = 0

@@ -3,10 +3,11 @@
 Built-in providers are registered through the same hook plugins use. A plugin package
 registers more through the ``gitquarry.embedders`` entry-point group: each entry point loads an
 :class:`EmbedderProvider` (or a zero-argument callable returning one). Entry points are read
-lazily, the first time the registry is consulted, never at import; one that fails to load or
-reuses a registered name is skipped with a warning, so a broken plugin cannot break the
-default provider. Code (tests, embedding applications) may also call :func:`register_provider`
-and :func:`unregister_provider` directly.
+lazily, the first time the registry is consulted, never at import (looking up a built-in
+provider's name before then does not read them: no plugin may take that name); one that
+fails to load or reuses a registered name is skipped with a warning, so a broken plugin
+cannot break the default provider. Code (tests, embedding applications) may also call
+:func:`register_provider` and :func:`unregister_provider` directly.
 
 Data boundary rule, for ``purpose="index"`` and ``purpose="query"`` alike: text goes only to a
 provider whose boundary is ``local_process`` or ``local_network``; ``remote``, ``unknown`` or
@@ -22,8 +23,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from gitquarry.config import EmbeddingConfig
 from gitquarry.embedding.base import DATA_BOUNDARIES, SAFE_DATA_BOUNDARIES, Embedder
@@ -114,6 +114,14 @@ _loaded = False
 _lock = threading.RLock()
 
 
+def entry_points(*, group: str) -> Any:
+    """``importlib.metadata.entry_points(group=group)``, imported on first use (it imports
+    ``email``, ``socket``…: ~30 ms CPU of a cold hybrid query, issue 21 §1)."""
+    from importlib.metadata import entry_points as installed_entry_points
+
+    return installed_entry_points(group=group)
+
+
 def _load_entry_points() -> None:
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         try:
@@ -179,6 +187,12 @@ def get_provider(name: str) -> EmbedderProvider:
 
     :raises UnknownEmbeddingProviderError: no provider has that name.
     """
+    with _lock:
+        if not _loaded:  # a built-in name is answered without reading the plugins: a plugin
+            # may not take a built-in's name (``_load_entry_points``), so the answer is the same
+            for builtin in _BUILTIN_PROVIDERS:
+                if builtin.name == name:
+                    return builtin
     _ensure_loaded()
     with _lock:
         provider = _providers.get(name)
