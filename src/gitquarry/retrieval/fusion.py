@@ -305,3 +305,72 @@ LEXICAL_GUARD = LexicalGuard()
 def default_lexical_guard() -> LexicalGuard:
     """The guard in use (read at call time, so benchmarks can swap it)."""
     return LEXICAL_GUARD
+
+
+@dataclass(frozen=True)
+class LexicalFloor:
+    """Hybrid's promise to full keyword matches (issue 22, "hybrid is never below lexical
+    alone"): each of the lexical ranking's first ``keep`` hits that holds **every** query
+    word stays within the fused ranking's first ``window`` positions. ``keep = 0`` (or
+    ``window = 0``) turns it off.
+
+    Why only those: on the dev sets (docs/performance.md, "History fusion, s4"), a lexical
+    top-5 hit that holds only some words of a prose question and that the vectors do not
+    rank is the answer 1.1 % of the time, the items it would push out of fused ranks 8-10
+    3.4 %; a top-5 hit holding every word 7.1 %. Keeping the first kind costs recall, the
+    second costs nothing measured."""
+
+    keep: int = 0
+    window: int = 10
+
+
+def floor_lexical(
+    fused: Sequence[tuple[K, float]], protected: Sequence[K], window: int
+) -> list[tuple[K, float]]:
+    """``fused`` ((id, value) best first, values non-increasing) reordered so that every id
+    of ``protected`` (at most ``window`` of them, best first; ids absent from ``fused`` are
+    ignored) is among the first ``window`` items.
+
+    A protected id already there stays where it is (or moves up); one that is not takes a
+    place at the bottom of the window, in ``protected`` order, and the window's lowest
+    unprotected items step down just past it, keeping their order. So unprotected items keep
+    their relative order, none moves down by more than the number of protected ids in the
+    window (nor, past the window, by more than the number placed), the id set never
+    changes, and with nothing to place ``fused`` comes back unchanged. Values stay with the
+    positions (position n keeps ``fused``'s n-th value), so they stay non-increasing and
+    sorting by value (ties by list order) keeps this order.
+
+    :raises ValueError: ``window`` is negative.
+    """
+    if window < 0:
+        raise ValueError("window must be at least 0")
+    order = [key for key, _ in fused]
+    present = set(order)
+    chosen = [key for key in dict.fromkeys(protected) if key in present][:window]
+    top = order[:window]
+    in_top = set(top)
+    need = [key for key in chosen if key not in in_top]
+    if not need:
+        return list(fused)
+    keep_set = set(chosen)
+    dropped: list[K] = []
+    for key in reversed(top):
+        if len(dropped) == len(need):
+            break
+        if key not in keep_set:
+            dropped.append(key)
+    dropped.reverse()
+    drop_set, need_set = set(dropped), set(need)
+    new_order = ([key for key in top if key not in drop_set] + need + dropped
+                 + [key for key in order[window:] if key not in need_set])
+    return [(key, value) for key, (_, value) in zip(new_order, fused, strict=True)]
+
+
+#: The floor hybrid history search applies: the first 5 lexical hits holding every query word
+#: stay in the fused top 10 (measured: docs/performance.md, "History fusion, s4").
+LEXICAL_FLOOR = LexicalFloor(keep=5, window=10)
+
+
+def default_lexical_floor() -> LexicalFloor:
+    """The floor in use (read at call time, so benchmarks can swap it)."""
+    return LEXICAL_FLOOR

@@ -43,7 +43,9 @@ from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
     SHAPE_WEIGHTS,
+    default_lexical_floor,
     default_lexical_guard,
+    floor_lexical,
     guard_lexical,
     introduction_subject,
     rrf_fuse,
@@ -572,6 +574,13 @@ class _HistorySearch:
             # a strong keyword hit the vectors cannot see keeps a place near the top (the
             # guard is off by default: measured, no gain with the shipped model)
             fused = guard_lexical(fused, rankings[0], rankings[1], default_lexical_guard())
+            # a commit holding every query word among the first lexical hits stays in the
+            # fused top 10 (vectors may not see it; measured free on the dev sets)
+            floor = default_lexical_floor()
+            if floor.keep > 0 and floor.window > 0:
+                fused = floor_lexical(
+                    fused, [hit.id for hit in lexical[: floor.keep] if hit.every],
+                    floor.window)
         return rankings, weights, fused
 
     def _pipeline(self, scored: list[tuple[int, float]], vectors_ns: int | None,
