@@ -60,10 +60,23 @@ RULES: dict[str, Rule] = {
     "end-to-end hybrid (dumped, shipped before s4)": lambda row: row["hybrid"],
     "plain RRF (k=20, shapes)": lambda row: [h for h, _ in fused(row)],
 }
+def protect_seen(keep: int, depth: int) -> Rule:
+    """Lexical top-``keep`` hits that the vectors rank in their top ``depth`` (both rankers
+    agree) kept in the fused top 10."""
+    def rule(row: Row) -> list[str]:
+        seen = set(row["semantic"][:depth])
+        chosen = [h for h in row["lexical"][:keep] if h in seen]
+        return [h for h, _ in floor_lexical(fused(row), chosen, 10)]
+    return rule
+
+
 for _m in (1, 3, 5, 10):
     RULES[f"top {_m}, vector-blind"] = protect(_m, False, True)
     RULES[f"top {_m}, every word"] = protect(_m, True, False)
     RULES[f"top {_m}, every word, vector-blind"] = protect(_m, True, True)
+for _m in (3, 5, 10):
+    for _d in (20, 30, 50):
+        RULES[f"top {_m}, seen in semantic top {_d}"] = protect_seen(_m, _d)
 
 
 def _relevant(row: Row) -> Callable[[str], bool]:
