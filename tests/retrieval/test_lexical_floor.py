@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from gitquarry.retrieval.fusion import LEXICAL_FLOOR, floor_lexical, rrf_fuse
+from gitquarry.retrieval.fusion import LEXICAL_FLOOR, floor_lexical, rrf_fuse, rrf_fuse_partial
 
 
 def _random_case(seed: int) -> tuple[list[tuple[str, float]], list[str], list[str], int]:
@@ -83,3 +83,41 @@ def test_nothing_to_place_and_edge_cases() -> None:
 
 def test_the_shipped_floor() -> None:
     assert (LEXICAL_FLOOR.keep, LEXICAL_FLOOR.window) == (5, 10)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_floor_over_partial_fusion_keeps_both_promises(seed: int) -> None:
+    """As hybrid search composes them while vectors are partial: ``rrf_fuse_partial`` keeps
+    each lexical hit without a vector at or above its lexical rank; the floor then keeps the
+    first full matches in the top 10 and moves none of those hits down (``pinned``)."""
+    rng = random.Random(seed)
+    pool = [f"c{n}" for n in range(rng.randint(1, 80))]
+    with_vector = {key for key in pool if rng.random() < rng.choice([0.2, 0.5, 0.9])}
+    lexical = rng.sample(pool, rng.randint(0, len(pool)))
+    semantic = [key for key in rng.sample(pool, len(pool)) if key in with_vector]
+    fused = rrf_fuse_partial(lexical, semantic, [1.0, rng.choice([0.5, 1.0, 2.0, 4.0])],
+                             k=rng.choice([10, 20, 60]), has_vector=with_vector.__contains__)
+    every = [key for key in lexical[:5] if rng.random() < 0.6]
+    pinned = [key for key in lexical if key not in with_vector]
+    out = floor_lexical(fused, every, 10, pinned=pinned)
+    order, before = [k for k, _ in out], [k for k, _ in fused]
+    assert sorted(order) == sorted(before)
+    assert [v for _, v in out] == [v for _, v in fused]
+    for key in pinned:  # the partial promise survives: never below its lexical rank
+        assert order.index(key) <= before.index(key)
+        assert order.index(key) <= lexical.index(key)
+    assert set(every) <= set(order[:10])  # the floor's promise
+    free = [k for k in before if k not in set(every) and k not in set(pinned)]
+    assert [k for k in order if k in set(free)] == free  # the others keep their order
+
+
+def test_a_pinned_item_is_never_the_one_displaced() -> None:
+    ranked = [(f"x{n}", 1.0 / (n + 1)) for n in range(12)]
+    out = [k for k, _ in floor_lexical(ranked, ["x11"], 10, pinned=["x9", "x10"])]
+    assert out.index("x11") <= 9
+    assert out.index("x9") <= 9
+    assert out.index("x10") <= 10
+    assert out.index("x8") == 11  # the lowest free item of the window steps past the pins
+    # a window full of pinned and protected ids has no room: nothing is placed
+    full = floor_lexical(ranked, ["x11"], 3, pinned=["x0", "x1", "x2"])
+    assert full == ranked

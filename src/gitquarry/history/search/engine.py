@@ -561,13 +561,14 @@ class _HistorySearch:
         else:
             rankings = [[hit.id for hit in lexical]]
             weights = [engine.lexical_weight]
+        pinned: list[int] = []
         if effective == "hybrid" and embedded_fraction < 1:
             # vectors still being computed: they only reorder embedded commits
-            fused = rrf_fuse_partial(
-                rankings[0], rankings[1], weights, k=engine.rrf_k,
-                has_vector=_embedded(self.conn, getattr(engine.semantic, "namespace_id", None),
-                                     rankings[0]).__contains__,
-            )
+            embedded = _embedded(self.conn, getattr(engine.semantic, "namespace_id", None),
+                                 rankings[0])
+            fused = rrf_fuse_partial(rankings[0], rankings[1], weights, k=engine.rrf_k,
+                                     has_vector=embedded.__contains__)
+            pinned = [cid for cid in rankings[0] if cid not in embedded]
         else:
             fused = rrf_fuse(rankings, weights, k=engine.rrf_k)
         if effective == "hybrid":
@@ -578,9 +579,10 @@ class _HistorySearch:
             # fused top 10 (vectors may not see it; measured free on the dev sets)
             floor = default_lexical_floor()
             if floor.keep > 0 and floor.window > 0:
+                # (lexical hits without a vector keep their lexical slots, as above)
                 fused = floor_lexical(
                     fused, [hit.id for hit in lexical[: floor.keep] if hit.every],
-                    floor.window)
+                    floor.window, pinned=pinned)
         return rankings, weights, fused
 
     def _pipeline(self, scored: list[tuple[int, float]], vectors_ns: int | None,
