@@ -375,7 +375,10 @@ def floor_lexical(
     while len(out) < len(order):
         while d < len(due) and due[d] in placed:
             d += 1
-        if d < len(due) and deadline[due[d]] <= len(out):
+        if d == len(due):  # every deadline met: the rest in fused order
+            out.extend(key for key in natural if key not in placed)
+            break
+        if deadline[due[d]] <= len(out):
             key = due[d]
         else:
             key = next(natural)
