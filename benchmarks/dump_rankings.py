@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
                                            files_glob=q.files_glob, after=q.after,
                                            before=q.before, mode=mode)
                 row[mode] = [r.hash for r in response.results]
+                # each result's score in its mode: lexical 0.5 x every word + 0.5 x bm25 /
+                # bm25_max; semantic the cosine; hybrid the normalised fused score
+                row[f"{mode}_scores"] = [round(r.score, 6) for r in response.results]
             rows.append(row)
     finally:
         searcher.close()

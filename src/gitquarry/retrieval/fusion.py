@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -307,3 +307,95 @@ LEXICAL_GUARD = LexicalGuard()
 def default_lexical_guard() -> LexicalGuard:
     """The guard in use (read at call time, so benchmarks can swap it)."""
     return LEXICAL_GUARD
+
+
+@dataclass(frozen=True)
+class LexicalFloor:
+    """Hybrid's promise to full keyword matches (issue 22, "hybrid is never below lexical
+    alone"): each of the lexical ranking's first ``keep`` hits that holds **every** query
+    word stays within the fused ranking's first ``window`` positions. ``keep = 0`` (or
+    ``window = 0``) turns it off.
+
+    Why only those: on the dev sets (docs/performance.md, "History fusion, s4"), a lexical
+    top-5 hit that holds only some words of a prose question and that the vectors do not
+    rank is the answer 1.1 % of the time, the items it would push out of fused ranks 8-10
+    3.4 %; a top-5 hit holding every word 7.1 %. Keeping the first kind costs recall, the
+    second costs nothing measured."""
+
+    keep: int = 0
+    window: int = 10
+
+
+def floor_lexical(
+    fused: Sequence[tuple[K, float]],
+    protected: Sequence[K],
+    window: int,
+    *,
+    pinned: Collection[K] = (),
+) -> list[tuple[K, float]]:
+    """``fused`` ((id, value) best first, values non-increasing) reordered so that every id
+    of ``protected`` (at most ``window`` of them, best first; ids absent from ``fused`` are
+    ignored) is among the first ``window`` items, while no id of ``pinned`` moves down
+    (``rrf_fuse_partial``'s promise to lexical hits without a vector).
+
+    Protected ids already in the window, and pinned ids, keep their positions or move up. A
+    protected id outside the window takes one of the window's last positions held by neither
+    kind (lowest first, in ``protected`` order); the items it displaces, and everything
+    after them, keep their relative order and step down past it (a pinned id never: it keeps
+    its position). The list is filled slot by slot, earliest deadline first, so every id
+    reaches its deadline. Unprotected, unpinned items keep their relative order; without
+    pinned ids none moves down by more than the number of protected ids in the window. The
+    id set never changes; with nothing to place ``fused`` comes back unchanged. Values stay
+    with the positions (position n keeps ``fused``'s n-th value), so they stay non-increasing
+    and sorting by value (ties by list order) keeps this order.
+
+    A window whose positions are all held by pinned or protected ids has no room for more:
+    the protected ids that do not fit stay where fusion put them. This cannot happen in
+    hybrid search: there ``protected`` holds at most 5 lexical top-5 hits and ``pinned`` only
+    lexical hits without vectors, so the window has room for every protected id.
+
+    :raises ValueError: ``window`` is negative.
+    """
+    if window < 0:
+        raise ValueError("window must be at least 0")
+    order = [key for key, _ in fused]
+    position = {key: n for n, key in enumerate(order)}
+    chosen = [key for key in dict.fromkeys(protected) if key in position][:window]
+    need = [key for key in chosen if position[key] >= window]
+    if not need:
+        return list(fused)
+    deadline: dict[K, int] = {key: position[key] for key in pinned if key in position}
+    deadline.update((key, position[key]) for key in chosen if position[key] < window)
+    free = [n for n in range(min(window, len(order))) if order[n] not in deadline]
+    slots = free[len(free) - min(len(need), len(free)):]
+    deadline.update(zip(need[: len(slots)], slots, strict=True))  # the rest cannot fit
+    due = sorted(deadline, key=deadline.__getitem__)
+    out: list[K] = []
+    placed: set[K] = set()
+    natural = iter(order)
+    d = 0
+    while len(out) < len(order):
+        while d < len(due) and due[d] in placed:
+            d += 1
+        if d == len(due):  # every deadline met: the rest in fused order
+            out.extend(key for key in natural if key not in placed)
+            break
+        if deadline[due[d]] <= len(out):
+            key = due[d]
+        else:
+            key = next(natural)
+            if key in placed:
+                continue
+        placed.add(key)
+        out.append(key)
+    return [(key, value) for key, (_, value) in zip(out, fused, strict=True)]
+
+
+#: The floor hybrid history search applies: the first 5 lexical hits holding every query word
+#: stay in the fused top 10 (measured: docs/performance.md, "History fusion, s4").
+LEXICAL_FLOOR = LexicalFloor(keep=5, window=10)
+
+
+def default_lexical_floor() -> LexicalFloor:
+    """The floor in use (read at call time, so benchmarks can swap it)."""
+    return LEXICAL_FLOOR

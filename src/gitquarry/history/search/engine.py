@@ -43,7 +43,9 @@ from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
     SHAPE_WEIGHTS,
+    default_lexical_floor,
     default_lexical_guard,
+    floor_lexical,
     guard_lexical,
     introduction_subject,
     rrf_fuse,
@@ -559,19 +561,28 @@ class _HistorySearch:
         else:
             rankings = [[hit.id for hit in lexical]]
             weights = [engine.lexical_weight]
+        pinned: list[int] = []
         if effective == "hybrid" and embedded_fraction < 1:
             # vectors still being computed: they only reorder embedded commits
-            fused = rrf_fuse_partial(
-                rankings[0], rankings[1], weights, k=engine.rrf_k,
-                has_vector=_embedded(self.conn, getattr(engine.semantic, "namespace_id", None),
-                                     rankings[0]).__contains__,
-            )
+            embedded = _embedded(self.conn, getattr(engine.semantic, "namespace_id", None),
+                                 rankings[0])
+            fused = rrf_fuse_partial(rankings[0], rankings[1], weights, k=engine.rrf_k,
+                                     has_vector=embedded.__contains__)
+            pinned = [cid for cid in rankings[0] if cid not in embedded]
         else:
             fused = rrf_fuse(rankings, weights, k=engine.rrf_k)
         if effective == "hybrid":
             # a strong keyword hit the vectors cannot see keeps a place near the top (the
             # guard is off by default: measured, no gain with the shipped model)
             fused = guard_lexical(fused, rankings[0], rankings[1], default_lexical_guard())
+            # a commit holding every query word among the first lexical hits stays in the
+            # fused top 10 (vectors may not see it; measured free on the dev sets)
+            floor = default_lexical_floor()
+            if floor.keep > 0 and floor.window > 0:
+                # (lexical hits without a vector keep their lexical slots, as above)
+                fused = floor_lexical(
+                    fused, [hit.id for hit in lexical[: floor.keep] if hit.every],
+                    floor.window, pinned=pinned)
         return rankings, weights, fused
 
     def _pipeline(self, scored: list[tuple[int, float]], vectors_ns: int | None,
