@@ -322,3 +322,40 @@ def test_heading_texts_never_reach_the_cache(make_repo: Callable[..., Repo],
             assert r["effective_mode"] == "hybrid" and r["hits"]
     assert _counts(repo)[0] == 3  # and the overlay's "<s3>"
     assert scan(Path(repo.path / ".gitquarry")) == []
+
+
+def test_gc_drops_heading_vectors_no_remaining_set_uses(
+        service: RepoDocsService, make_repo: Callable[..., Repo]) -> None:
+    from gitquarry.service.docs_jobs import collect_garbage
+
+    docs = _long_section_docs()
+    repo = make_repo(docs)
+    service.register("o/h", repo.path)
+    sel = Selector("o/h")
+    service.index(sel)
+    repo.commit({"docs/guide.md": str(docs["docs/guide.md"]).replace("## Rollback",
+                                                                    "## Undo")})
+    assert service.index(sel).headings_embedded == 1  # "Guide > Undo"
+    cache_dir = repo.path / ".gitquarry"
+    db = sqlite3.connect(cache_dir / "repo_docs.db")
+    with db:  # both finished long ago: the older one is past the age limit, not the newest
+        db.execute("UPDATE revision_sets SET completed_at = 1800000000, updated_at = 1800000000")
+    db.close()
+    report = collect_garbage(cache_dir, now=1_800_000_000 + 31 * 86_400)
+    assert report.reasons == {"age": 1}, report
+    rollback = hashlib.sha256(b"Guide > Rollback").hexdigest()
+    undo = hashlib.sha256(b"Guide > Undo").hexdigest()
+    with _cache(repo) as cache:
+        digests = {str(r[0]) for r in cache.conn.execute(
+            "SELECT text_sha256 FROM heading_vectors")}
+        dangling = cache.conn.execute(
+            "SELECT count(*) FROM chunk_headings WHERE chunk_id NOT IN "
+            "(SELECT chunk_id FROM set_chunks)").fetchone()[0]
+    assert undo in digests and rollback not in digests and len(digests) == 5
+    assert dangling == 0
+    fresh = RepoDocsService(service.config, Registry())
+    try:
+        r = fresh.search(sel, "undo the release", mode="hybrid")
+        assert r["effective_mode"] == "hybrid" and r["warnings"] == []
+    finally:
+        fresh.close()
