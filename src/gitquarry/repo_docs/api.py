@@ -426,7 +426,7 @@ class RepoDocsService:
         found = self._rankings.get(key)
         if found is not None:
             return found
-        headings, lacking = cache.heading_matrix(ns_id, ids, int(vectors.shape[1]))
+        headings, lacking = cache.heading_matrix(set_id, ns_id, ids, int(vectors.shape[1]))
         if lacking:
             warnings.add("heading_vectors_missing",
                          f"{lacking} of {len(ids)} embedded chunks have no heading-path "

@@ -410,32 +410,36 @@ class DocsCache:
             "ch.text_sha256 WHERE sc.set_id = ? AND h.vector IS NULL ORDER BY v.chunk_id",
             (namespace_id, set_id))]
 
-    def heading_matrix(self, namespace_id: int, chunk_ids: Sequence[str],
+    def heading_matrix(self, set_id: str, namespace_id: int, chunk_ids: Sequence[str],
                        dimensions: int) -> tuple[np.ndarray, int]:
-        """(float32 ``(len(chunk_ids), d)`` matrix of the chunks' heading vectors, rows
-        aligned with ``chunk_ids``, number of chunks that have none: their rows are 0)."""
+        """(float32 ``(len(chunk_ids), d)`` matrix of the heading vectors of the set's chunks,
+        rows aligned with ``chunk_ids`` (``set_vectors``' ids), number of chunks that have
+        none: their rows are 0). One read over the set, like ``set_vectors``."""
         import numpy as np
 
         from gitquarry.embedding.base import VECTOR_DTYPE
 
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        for cid, blob in self.conn.execute(
+                "SELECT DISTINCT ch.chunk_id, h.vector FROM set_chunks sc JOIN chunk_headings "
+                "ch ON ch.chunk_id = sc.chunk_id AND ch.namespace_id = ? JOIN heading_vectors "
+                "h ON h.namespace_id = ch.namespace_id AND h.text_sha256 = ch.text_sha256 "
+                "WHERE sc.set_id = ? ORDER BY ch.chunk_id", (namespace_id, set_id)):
+            ids.append(str(cid))
+            blobs.append(bytes(blob))
+        width = 4 * dimensions
+        if ids == list(chunk_ids) and all(len(b) == width for b in blobs):  # the usual case
+            matrix = np.frombuffer(b"".join(blobs), dtype=VECTOR_DTYPE).reshape(len(ids), -1)
+            return matrix.astype(np.float32), 0
         at = {c: i for i, c in enumerate(chunk_ids)}
-        matrix = np.zeros((len(chunk_ids), dimensions), dtype=np.float32)
+        out = np.zeros((len(chunk_ids), dimensions), dtype=np.float32)
         found = 0
-        wanted = list(at)
-        for i in range(0, len(wanted), 500):
-            part = wanted[i : i + 500]
-            marks = ",".join("?" * len(part))
-            for cid, blob in self.conn.execute(
-                    f"SELECT ch.chunk_id, h.vector FROM chunk_headings ch JOIN "
-                    f"heading_vectors h ON h.namespace_id = ch.namespace_id AND "
-                    f"h.text_sha256 = ch.text_sha256 WHERE ch.namespace_id = ? AND "
-                    f"ch.chunk_id IN ({marks})", (namespace_id, *part)):
-                vec = np.frombuffer(bytes(blob), dtype=VECTOR_DTYPE)
-                if len(vec) != dimensions:
-                    continue
-                matrix[at[str(cid)]] = vec
+        for cid, blob in zip(ids, blobs, strict=True):
+            if cid in at and len(blob) == width:
+                out[at[cid]] = np.frombuffer(blob, dtype=VECTOR_DTYPE)
                 found += 1
-        return matrix, len(chunk_ids) - found
+        return out, len(chunk_ids) - found
 
     def membership_set(self, git_store_ref: str, commit: str, policy_hash: str,
                        chunk_policy: str, overlay_digest: str | None) -> SetRow | None:
