@@ -25,7 +25,10 @@ Usage::
 The product code is patched in this process only (module attributes); nothing here changes
 chunk boundaries, the stored sets or the cache. ``embed`` variants other than ``product``
 embed every chunk again in-process with the configured model (vectors kept in memory, keyed
-by variant) and replace the set's matrix for the search; ``product`` uses the stored vectors.
+by variant) and replace the set's matrix for the search; ``product`` uses the stored vectors
+(and, with no ``extra``, the product's ranking by chunk plus heading-path vectors, ``[docs]
+heading_weight``; ``"set": ["docs.heading_weight=0"]`` is the chunk vectors alone, the
+configuration the ``extra`` levers were measured against).
 Query vectors are computed once per query text. Scoring is ``eval_docs.relevant``/``metrics``.
 Prints one JSON line per configuration (R@3, R@10, MRR@10 per set and mode, with ``--ranks``
 the ranks too).
@@ -400,7 +403,12 @@ def run_set(name: str, repo: Path, queries: list[dict[str, Any]], cache_dir: Pat
                                                 strict=True))
                         return qcache[text]
 
-                    return SemanticSide(ids, matrix, embed_query)
+                    # the product's own ranking (chunk + heading vectors, ``[docs]
+                    # heading_weight``) only where this configuration keeps the product's
+                    # vectors and adds none: an ``extra`` lever is added to chunk vectors
+                    keep = variant == "product" and not section_vec and not extra
+                    return SemanticSide(ids, matrix, embed_query,
+                                        side.ranking if keep else None)
 
                 service._semantic = semantic  # type: ignore[method-assign]
                 line = results.setdefault(cfg.get("name", json.dumps(cfg)), {"cfg": cfg})

@@ -92,13 +92,17 @@ def evaluate(repo: Path, queries: list[dict[str, Any]], *, provider: str, modes:
         try:
             service.register("eval/docs", repo)
             sel = Selector("eval/docs")
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             index = service.index(sel)
-            index_s = time.perf_counter() - started
+            index_s, index_cpu = time.perf_counter() - started, time.process_time() - cpu
             out: dict[str, Any] = {
                 "repo": repo.name, "queries": len(queries), "provider": provider,
-                "index": {"seconds": round(index_s, 2), "files": index.eligible_files,
-                          "chunks": index.eligible_chunks, "embedded": index.embedded},
+                "settings": settings or [],
+                "index": {"seconds": round(index_s, 2), "cpu_seconds": round(index_cpu, 2),
+                          "files": index.eligible_files, "chunks": index.eligible_chunks,
+                          "embedded": index.embedded,
+                          "headings_embedded": index.headings_embedded,
+                          "warnings": [w["code"] for w in index.warnings]},
                 "modes": {},
             }
             for mode in modes:
@@ -113,9 +117,12 @@ def evaluate(repo: Path, queries: list[dict[str, Any]], *, provider: str, modes:
                         print(f"{mode:8} {rank!s:>4}  {q['query']}  {top}", file=sys.stderr)
                     if mode == "hybrid":
                         out.setdefault("effective_modes", set()).add(r["effective_mode"])
+                        for d in r["warning_details"]:
+                            out.setdefault("warning_codes", set()).add(d["code"])
                 out["modes"][mode] = {**metrics(ranks), "ranks": ranks}
-            if "effective_modes" in out:
-                out["effective_modes"] = sorted(out["effective_modes"])
+            for name in ("effective_modes", "warning_codes"):
+                if name in out:
+                    out[name] = sorted(out[name])
             return out
         finally:
             service.close()

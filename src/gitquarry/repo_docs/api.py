@@ -94,6 +94,9 @@ class RepoDocsService:
         self._readers: dict[Path, BlobReader] = {}
         self._embedder: Embedder | None = None
         self._matrices: dict[tuple[str, int], tuple[list[str], np.ndarray]] = {}
+        #: (set, data version, heading weight) -> the cosine ranking's matrix (complete
+        #: heading vectors only: an incomplete set is re-read until its next index run)
+        self._rankings: dict[tuple[str, int, float], np.ndarray] = {}
         self._headings: dict[tuple[str, str], dict[int, tuple[str, ...]]] = {}
         self._git_dirs: dict[tuple[str, int, str], tuple[Path, str]] = {}
         self._trees: TreeCache = {}
@@ -400,11 +403,41 @@ class RepoDocsService:
                          "ranking")
         if not ids:
             return None
+        ranking = self._heading_ranking(cache, set_id, version, ns_id, ids, vectors, warnings)
 
         def embed_query(text: str) -> np.ndarray:
             return embedder.embed([text])[0]
 
-        return SemanticSide(ids, vectors, embed_query)
+        return SemanticSide(ids, vectors, embed_query, ranking)
+
+    def _heading_ranking(self, cache: DocsCache, set_id: str, version: int, ns_id: int,
+                         ids: list[str], vectors: np.ndarray,
+                         warnings: Warnings) -> np.ndarray | None:
+        """The cosine ranking's matrix with the heading-path vectors
+        (``repo_docs.heading_vectors``), or None (rank by the chunk vectors alone): ``[docs]
+        heading_weight`` is 0, or some embedded chunk has no heading vector (a set indexed
+        before them; ``heading_vectors_missing`` says so)."""
+        from gitquarry.repo_docs.heading_vectors import ranking_matrix
+
+        weight = float(self.config.docs.heading_weight)
+        if weight <= 0:
+            return None
+        key = (set_id, version, weight)
+        found = self._rankings.get(key)
+        if found is not None:
+            return found
+        headings, lacking = cache.heading_matrix(set_id, ns_id, ids, int(vectors.shape[1]))
+        if lacking:
+            warnings.add("heading_vectors_missing",
+                         f"{lacking} of {len(ids)} embedded chunks have no heading-path "
+                         "vector (indexed before heading vectors); semantic ranking used the "
+                         "chunk vectors alone (re-run `gitquarry repo-docs index` to add "
+                         "them)")
+            return None
+        if len(self._rankings) > 8:
+            self._rankings.clear()
+        found = self._rankings[key] = ranking_matrix(vectors, headings, weight)
+        return found
 
     def search(self, selector: Selector, query: str, *, revision: str | None = None,
                mode: str | None = None, limit: int | None = None,

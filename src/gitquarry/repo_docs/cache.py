@@ -329,7 +329,8 @@ class DocsCache:
 
         with self.store.atomic() as conn:
             conn.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)",
+                "INSERT OR REPLACE INTO vectors (namespace_id, chunk_id, embed_input_sha256, "
+                "vector) VALUES (?,?,?,?)",
                 [(namespace_id, cid, sha, np.asarray(vec, dtype=VECTOR_DTYPE).tobytes())
                  for cid, sha, vec in rows],
             )
@@ -354,6 +355,91 @@ class DocsCache:
             return [], np.zeros((0, dimensions), dtype=np.float32)
         matrix = np.frombuffer(b"".join(blobs), dtype=VECTOR_DTYPE).reshape(len(ids), -1)
         return ids, matrix.astype(np.float32)
+
+    # -- heading vectors (``repo_docs.heading_vectors``) -----------------------------------
+
+    def heading_digests(self, namespace_id: int, digests: Iterable[str]) -> set[str]:
+        """The ``digests`` (heading-text sha256) that already have a heading vector."""
+        wanted = list(dict.fromkeys(digests))
+        have: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            marks = ",".join("?" * len(part))
+            have.update(str(r[0]) for r in self.conn.execute(
+                f"SELECT text_sha256 FROM heading_vectors WHERE namespace_id = ? AND "
+                f"text_sha256 IN ({marks})", (namespace_id, *part)))
+        return have
+
+    def write_embedded(self, namespace_id: int,
+                       rows: Sequence[tuple[str, str, np.ndarray]],
+                       headings: Sequence[tuple[str, np.ndarray]],
+                       links: Sequence[tuple[str, str]]) -> None:
+        """One transaction: chunk vectors ``(chunk_id, embedding-input sha256, vector)``,
+        new heading vectors ``(text sha256, vector)`` and chunk → heading links
+        ``(chunk_id, text sha256)`` (each link's heading vector stored now or before)."""
+        import numpy as np
+
+        from gitquarry.embedding.base import VECTOR_DTYPE
+
+        with self.store.atomic() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO vectors (namespace_id, chunk_id, embed_input_sha256, "
+                "vector) VALUES (?,?,?,?)",
+                [(namespace_id, cid, sha, np.asarray(vec, dtype=VECTOR_DTYPE).tobytes())
+                 for cid, sha, vec in rows],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO heading_vectors (namespace_id, text_sha256, vector) "
+                "VALUES (?,?,?)",
+                [(namespace_id, sha, np.asarray(vec, dtype=VECTOR_DTYPE).tobytes())
+                 for sha, vec in headings],
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO chunk_headings (namespace_id, chunk_id, text_sha256) "
+                "VALUES (?,?,?)", [(namespace_id, cid, sha) for cid, sha in links],
+            )
+
+    def chunks_without_headings(self, set_id: str, namespace_id: int) -> list[str]:
+        """The set's chunk ids that have a vector but no heading vector (a cache from before
+        heading vectors, or vectors replayed from a checkpoint), in chunk id order."""
+        return [str(r[0]) for r in self.conn.execute(
+            "SELECT DISTINCT v.chunk_id FROM set_chunks sc JOIN vectors v ON "
+            "v.chunk_id = sc.chunk_id AND v.namespace_id = ? LEFT JOIN chunk_headings ch ON "
+            "ch.namespace_id = v.namespace_id AND ch.chunk_id = v.chunk_id LEFT JOIN "
+            "heading_vectors h ON h.namespace_id = ch.namespace_id AND h.text_sha256 = "
+            "ch.text_sha256 WHERE sc.set_id = ? AND h.vector IS NULL ORDER BY v.chunk_id",
+            (namespace_id, set_id))]
+
+    def heading_matrix(self, set_id: str, namespace_id: int, chunk_ids: Sequence[str],
+                       dimensions: int) -> tuple[np.ndarray, int]:
+        """(float32 ``(len(chunk_ids), d)`` matrix of the heading vectors of the set's chunks,
+        rows aligned with ``chunk_ids`` (``set_vectors``' ids), number of chunks that have
+        none: their rows are 0). One read over the set, like ``set_vectors``."""
+        import numpy as np
+
+        from gitquarry.embedding.base import VECTOR_DTYPE
+
+        ids: list[str] = []
+        blobs: list[bytes] = []
+        for cid, blob in self.conn.execute(
+                "SELECT DISTINCT ch.chunk_id, h.vector FROM set_chunks sc JOIN chunk_headings "
+                "ch ON ch.chunk_id = sc.chunk_id AND ch.namespace_id = ? JOIN heading_vectors "
+                "h ON h.namespace_id = ch.namespace_id AND h.text_sha256 = ch.text_sha256 "
+                "WHERE sc.set_id = ? ORDER BY ch.chunk_id", (namespace_id, set_id)):
+            ids.append(str(cid))
+            blobs.append(bytes(blob))
+        width = 4 * dimensions
+        if ids == list(chunk_ids) and all(len(b) == width for b in blobs):  # the usual case
+            matrix = np.frombuffer(b"".join(blobs), dtype=VECTOR_DTYPE).reshape(len(ids), -1)
+            return matrix.astype(np.float32), 0
+        at = {c: i for i, c in enumerate(chunk_ids)}
+        out = np.zeros((len(chunk_ids), dimensions), dtype=np.float32)
+        found = 0
+        for cid, blob in zip(ids, blobs, strict=True):
+            if cid in at and len(blob) == width:
+                out[at[cid]] = np.frombuffer(blob, dtype=VECTOR_DTYPE)
+                found += 1
+        return out, len(chunk_ids) - found
 
     def membership_set(self, git_store_ref: str, commit: str, policy_hash: str,
                        chunk_policy: str, overlay_digest: str | None) -> SetRow | None:

@@ -45,7 +45,7 @@ from gitquarry.errors import (
     RepoDocsBoundaryBlockedError,
 )
 from gitquarry.gitio.catfile import BlobReader
-from gitquarry.repo_docs.cache import DB_NAME, TEXT_FORMAT, DocsCache, cache_dir_for
+from gitquarry.repo_docs.cache import DB_NAME, TEXT_FORMAT, DocsCache, Locator, cache_dir_for
 from gitquarry.repo_docs.chunker import (
     ChunkPolicy,
     blob_digest,
@@ -54,6 +54,7 @@ from gitquarry.repo_docs.chunker import (
     embedding_input,
     slice_digest,
 )
+from gitquarry.repo_docs.heading_vectors import document_title, heading_text, text_digest
 from gitquarry.repo_docs.overlay import compute_overlay
 from gitquarry.repo_docs.plan import DocFile, Plan, plan_view
 from gitquarry.repo_docs.registry import Binding
@@ -99,6 +100,9 @@ class IndexResult:
     reused: int = 0
     replayed: int = 0
     failed: int = 0
+    #: heading vectors (``repo_docs.heading_vectors``) computed now: distinct heading texts
+    #: not stored before
+    headings_embedded: int = 0
     blobs_read: int = 0
     missing_objects: int = 0
     exclusions_by_reason: dict[str, int] = field(default_factory=dict)
@@ -287,7 +291,10 @@ def _membership(run: _Run, plan: Plan, max_blob_bytes: int,
 
 def _embed(run: _Run, embedder: Embedder, namespace_key: str, cache_dir: Path,
            chunks: list[tuple[str, int, str]], plan: Plan, max_blob_bytes: int,
-           batch_size: int, result: IndexResult) -> None:
+           batch_size: int, result: IndexResult, *, headings: bool = True) -> None:
+    """Embed the set's chunks that have no vector yet, batch by batch; with ``headings``
+    each batch also stores its chunks' heading vectors (the distinct heading texts not
+    stored before), in the same transaction as the chunk vectors."""
     cache, set_id = run.cache, run.resolved.set_id(run.chunk_policy, namespace_key)
     ns_id: int | None = cache.namespace_id(namespace_key, 0, create=False)
     replay = read_checkpoint(cache_dir, set_id, namespace_key)
@@ -316,7 +323,7 @@ def _embed(run: _Run, embedder: Embedder, namespace_key: str, cache_dir: Path,
     for cid, (path, ordinal) in todo.items():
         by_path.setdefault(path, []).append((ordinal, cid))
     done = 0
-    pending: list[tuple[str, str]] = []  # (chunk id, embedding input)
+    pending: list[tuple[str, str, str]] = []  # (chunk id, embedding input, heading text)
 
     def flush() -> None:
         nonlocal ns_id, done
@@ -324,15 +331,19 @@ def _embed(run: _Run, embedder: Embedder, namespace_key: str, cache_dir: Path,
             return
         if run.cancelled():
             raise IndexCancelledError("indexing")
-        texts = [t for _c, t in pending]
+        texts = [t for _c, t, _h in pending]
         vectors = embedder.embed(texts)
         if ns_id is None:
             ns_id = cache.namespace_id(namespace_key, int(vectors.shape[1]), create=True)
         assert ns_id is not None
         rows = [(cid, hashlib.sha256(text.encode()).hexdigest(), vectors[i])
-                for i, (cid, text) in enumerate(pending)]
+                for i, (cid, text, _h) in enumerate(pending)]
         try:
-            cache.write_vectors(ns_id, rows)
+            if headings:
+                _store_headings(run, embedder, ns_id, [(c, h) for c, _t, h in pending],
+                                result, rows)
+            else:
+                cache.write_vectors(ns_id, rows)
         except IndexBusyError:
             write_checkpoint(cache_dir, set_id, namespace_key, rows)
             raise
@@ -344,18 +355,82 @@ def _embed(run: _Run, embedder: Embedder, namespace_key: str, cache_dir: Path,
     for path in sorted(by_path):
         doc = files[path]
         data = _document_bytes(run, doc, max_blob_bytes)
-        spans = {s.byte_start: s for s in chunk_document(data, doc.content_class,
-                                                         run.chunk_policy)}
+        ordered = chunk_document(data, doc.content_class, run.chunk_policy)
+        title = document_title(ordered)
+        spans = {s.byte_start: s for s in ordered}
         for ordinal, cid in sorted(by_path[path]):
             loc = locs[(path, ordinal)]
             span = spans.get(loc.byte_start)
             if span is None or span.byte_end != loc.byte_end:
                 result.failed += 1  # the bytes no longer chunk the same way: never embed
                 continue
-            pending.append((cid, embedding_input(path, span, data)))
+            pending.append((cid, embedding_input(path, span, data),
+                            heading_text(path, span.heading_path, title)))
             if len(pending) >= batch_size:
                 flush()
     flush()
+
+
+def _store_headings(run: _Run, embedder: Embedder, ns_id: int, links: list[tuple[str, str]],
+                    result: IndexResult,
+                    rows: list[tuple[str, str, np.ndarray]] | None = None) -> None:
+    """Embed the heading texts of ``links`` ``(chunk id, heading text)`` that no stored
+    heading vector has (each distinct text once), then write them, the links and the chunk
+    vectors ``rows`` in one transaction.
+
+    :raises EmbeddingError, IndexBusyError"""
+    by_digest = {text_digest(text): text for _c, text in links}
+    have = run.cache.heading_digests(ns_id, by_digest)
+    new = [d for d in by_digest if d not in have]
+    vectors = embedder.embed([by_digest[d] for d in new]) if new else None
+    heading_rows = [(d, vectors[i]) for i, d in enumerate(new)] if vectors is not None else []
+    run.cache.write_embedded(ns_id, rows or [], heading_rows,
+                             [(c, text_digest(text)) for c, text in links])
+    result.headings_embedded += len(new)
+
+
+def _fill_headings(run: _Run, embedder: Embedder, namespace_key: str, set_id: str,
+                   max_blob_bytes: int, batch_size: int, result: IndexResult) -> int:
+    """Add the heading vectors of the set's chunks that have a vector but none (a cache
+    built before heading vectors; vectors replayed from a checkpoint). Reads only the
+    documents of those chunks; returns how many chunks were linked.
+
+    :raises EmbeddingError, IndexBusyError, IndexCancelledError"""
+    cache = run.cache
+    ns_id = cache.namespace_id(namespace_key, 0, create=False)
+    if ns_id is None:
+        return 0
+    missing = set(cache.chunks_without_headings(set_id, ns_id))
+    if not missing:
+        return 0
+    by_doc: dict[tuple[str, str], list[Locator]] = {}
+    for loc in cache.locators(set_id):
+        if loc.chunk_id in missing:
+            by_doc.setdefault((loc.authority, loc.path), []).append(loc)
+    linked: set[str] = set()
+    links: list[tuple[str, str]] = []
+    for key in sorted(by_doc):
+        locs = by_doc[key]
+        first = locs[0]
+        doc = DocFile(first.path, first.blob_oid, 0, first.content_class, first.authority)
+        data = _document_bytes(run, doc, max_blob_bytes)
+        ordered = chunk_document(data, first.content_class, run.chunk_policy)
+        title = document_title(ordered)
+        spans = {s.byte_start: s for s in ordered}
+        for loc in locs:
+            span = spans.get(loc.byte_start)
+            if loc.chunk_id in linked or span is None or span.byte_end != loc.byte_end:
+                continue  # a chunk id seen in another file, or bytes that no longer match
+            linked.add(loc.chunk_id)
+            links.append((loc.chunk_id, heading_text(loc.path, span.heading_path, title)))
+        if len(links) >= batch_size:
+            if run.cancelled():
+                raise IndexCancelledError("indexing")
+            _store_headings(run, embedder, ns_id, links, result)
+            links = []
+    if links:
+        _store_headings(run, embedder, ns_id, links, result)
+    return len(linked)
 
 
 def _document_bytes(run: _Run, doc: DocFile, max_blob_bytes: int) -> bytes:
@@ -422,8 +497,21 @@ def index_revision_set(
         result.warnings.extend({"code": "docs_cache_replaced", "message": notice}
                                for notice in cache.store.notices)
         existing = cache.get_set(set_id)
+        headings = embedder is not None and docs.heading_weight > 0
         if existing is not None and existing.state == "ready":
-            result.state, result.up_to_date = "ready", True
+            added = 0
+            if headings and embedder is not None:  # a set built before heading vectors
+                run = _Run(cache, reader, resolved, chunk_policy, progress, should_cancel)
+                added = _fill_headings(run, embedder, namespace_key, set_id,
+                                       docs.max_blob_bytes, config.embedding.batch_size,
+                                       result)
+                if added:
+                    result.warnings.append({
+                        "code": "heading_vectors_added",
+                        "message": f"added the heading vectors of {added} chunks (a set "
+                        "indexed before heading vectors); hybrid search now uses them",
+                    })
+            result.state, result.up_to_date = "ready", not added
             _fill(result, existing)
             result.reused = existing.eligible_chunks
             result.seconds = round(time.monotonic() - started, 3)
@@ -441,7 +529,11 @@ def index_revision_set(
             membership_written = True
             if embedder is not None:
                 _embed(run, embedder, namespace_key, cache_dir, chunks, plan,
-                       docs.max_blob_bytes, config.embedding.batch_size, result)
+                       docs.max_blob_bytes, config.embedding.batch_size, result,
+                       headings=headings)
+                if headings:  # vectors replayed from a checkpoint, or stored before
+                    _fill_headings(run, embedder, namespace_key, set_id, docs.max_blob_bytes,
+                                   config.embedding.batch_size, result)
         except (IndexCancelledError, EmbeddingError, IndexBusyError) as exc:
             state = "partial" if membership_written else "failed"
             with contextlib.suppress(IndexBusyError):

@@ -21,7 +21,12 @@ section (the docs corpus's "document": a per-file cap hid the answer of long ref
 whose third-best section is often the one asked for), MMR, rerank), configured by
 ``[search]``.
 ``score`` is the fused RRF score normalised to [0, 1] (a single list for fulltext);
-``lexical_score`` is ``-bm25`` (higher is better), ``semantic_score`` the cosine similarity.
+``lexical_score`` is ``-bm25`` (higher is better), ``semantic_score`` the cosine similarity
+of the query and the chunk's own vector. The cosine ranking itself adds ``[docs]
+heading_weight`` times the cosine of the query and the chunk's heading-path vector
+(``gitquarry.repo_docs.heading_vectors``) when every embedded chunk of the set has one;
+otherwise (a set indexed before heading vectors) it ranks by the chunk vectors alone and says
+so (``heading_vectors_missing``).
 """
 
 from __future__ import annotations
@@ -62,11 +67,15 @@ class Warnings:
 
 @dataclass
 class SemanticSide:
-    """The vectors of one set: chunk ids, matrix, and the query embedding function."""
+    """The vectors of one set: chunk ids, matrix (the chunks' own vectors, one row per id),
+    the query embedding function and ``ranking``: the matrix the cosine ranking uses when it
+    is not ``matrix`` (``repo_docs.heading_vectors.ranking_matrix``: chunk + weight ·
+    heading vector, same rows)."""
 
     chunk_ids: list[str]
     matrix: np.ndarray
     embed_query: Callable[[str], np.ndarray]
+    ranking: np.ndarray | None = None
 
 
 MAX_HEADING_CHARS = 300
@@ -159,10 +168,12 @@ def rank(
         from gitquarry.retrieval.vectors import cosine_top_k
 
         qvec = semantic.embed_query(query)
-        hits = cosine_top_k(semantic.matrix, qvec, CANDIDATES)
+        ranked_by = semantic.matrix if semantic.ranking is None else semantic.ranking
+        hits = cosine_top_k(ranked_by, qvec, CANDIDATES)
         ordered = [semantic.chunk_ids[i] for i, _s in hits if semantic.chunk_ids[i]
                    in rows_by_chunk]
-        sem_score = {semantic.chunk_ids[i]: s for i, s in hits}
+        sem_score = {semantic.chunk_ids[i]: s for i, s in hits} if semantic.ranking is None \
+            else {semantic.chunk_ids[i]: float(semantic.matrix[i] @ qvec) for i, _s in hits}
         rankings.append(ordered)
         used_weights.append(weights[1])
         if settings.dedup_enabled or settings.mmr_enabled:

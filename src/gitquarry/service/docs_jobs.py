@@ -251,6 +251,13 @@ def _drop_orphans(conn: Any, report: GcReport) -> None:
         "DELETE FROM vectors WHERE chunk_id NOT IN (SELECT chunk_id FROM set_chunks)").rowcount
     report.deleted_chunks += conn.execute(
         "DELETE FROM chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM set_chunks)").rowcount
+    # heading-path vectors (repo_docs.heading_vectors): links of gone chunks, then the
+    # vectors no link uses (not counted in the vector byte ceiling, which is the chunks')
+    conn.execute("DELETE FROM chunk_headings WHERE chunk_id NOT IN "
+                 "(SELECT chunk_id FROM set_chunks)")
+    conn.execute("DELETE FROM heading_vectors WHERE NOT EXISTS (SELECT 1 FROM chunk_headings "
+                 "ch WHERE ch.namespace_id = heading_vectors.namespace_id AND ch.text_sha256 = "
+                 "heading_vectors.text_sha256)")
     conn.execute("DELETE FROM blob_chunks WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)")
     conn.execute(
         "DELETE FROM chunkings WHERE n_chunks > 0 AND NOT EXISTS (SELECT 1 FROM blob_chunks b "

@@ -31,7 +31,7 @@ from gitquarry.store.migrations import Migrations, run_script
 REPO_DOCS_MIGRATIONS = Migrations()
 REQUIRED_TABLES = (
     "_migrations", "revision_sets", "set_files", "blobs", "chunkings", "blob_chunks", "chunks",
-    "set_chunks", "namespaces", "vectors",
+    "set_chunks", "namespaces", "vectors", "heading_vectors", "chunk_headings",
 )
 
 
@@ -138,3 +138,29 @@ def _heading_lines(conn: sqlite3.Connection) -> None:
     # the line numbers (never the text) of a chunk's heading path, comma-separated; '' for
     # chunks stored before this step (their paths are recomputed by parsing the blob)
     conn.execute("ALTER TABLE chunks ADD COLUMN heading_lines TEXT NOT NULL DEFAULT ''")
+
+
+@REPO_DOCS_MIGRATIONS("s4-docs-vec_0003_heading_vectors")
+def _heading_vectors(conn: sqlite3.Connection) -> None:
+    # a second vector per chunk: its heading path (document title + headings) embedded alone,
+    # stored once per distinct text (``text_sha256``: sha256 of the embedded text, never the
+    # text) and linked to the chunks that use it. A cache from before this step has vectors
+    # and no links: search says so and ranks by the chunk vectors alone until the next
+    # ``repo-docs index`` adds them (``repo_docs.heading_vectors``)
+    run_script(
+        conn,
+        """
+        CREATE TABLE heading_vectors (
+            namespace_id INTEGER NOT NULL REFERENCES namespaces(id),
+            text_sha256 TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (namespace_id, text_sha256)
+        ) WITHOUT ROWID;
+        CREATE TABLE chunk_headings (
+            namespace_id INTEGER NOT NULL REFERENCES namespaces(id),
+            chunk_id TEXT NOT NULL,
+            text_sha256 TEXT NOT NULL,
+            PRIMARY KEY (namespace_id, chunk_id)
+        ) WITHOUT ROWID;
+        """,
+    )
