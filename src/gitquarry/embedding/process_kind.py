@@ -1,22 +1,42 @@
 """Whether this process is long-lived (the MCP server, the daemon), read when the bundled
-model's runtime is created. No imports: the servers set it at start-up without loading
-NumPy or ONNX Runtime.
+model's runtime is created. No third-party imports: the servers set it at start-up without
+loading NumPy or ONNX Runtime.
 
 A long-lived process embeds many texts, so it loads the optimised ONNX session at once
 instead of answering its first texts with the quick unoptimised one
 (:data:`gitquarry.embedding.minilm.QUICK_TEXTS`): replacing a session after the first call
 left the first one's memory in the process (MCP server on pallets/click, 100 hybrid calls:
-271 MB RSS with the swap, 254 MB without; measured 2026-12-02, docs/performance.md)."""
+271 MB RSS with the swap, 254 MB without; measured 2026-12-02, docs/performance.md).
+
+It also runs NumPy's BLAS on one thread (:data:`BLAS_THREADS_VARIABLE`, set before NumPy
+loads unless the user set it): the only BLAS call on the query path is the semantic ranker's
+matrix-vector product, and OpenBLAS's second thread busy-waits after each one. Measured on
+the MCP server, click, warm hybrid calls: that thread cost ~24 ms CPU per call of ~95 ms
+(2026-12-02, s4-mcp, docs/performance.md). The product's values are the same on one thread
+(each cosine is one dot product, computed by one thread either way;
+``tests/embedding/test_blas_threads.py`` compares them bit for bit)."""
 
 from __future__ import annotations
+
+import os
+import sys
+from typing import Final
+
+#: the environment variable OpenBLAS (NumPy's bundled BLAS) reads its thread count from, once,
+#: when NumPy loads it
+BLAS_THREADS_VARIABLE: Final = "OPENBLAS_NUM_THREADS"
 
 _long_lived = False
 
 
 def mark_long_lived() -> None:
-    """This process answers many queries: no quick session (see the module doc)."""
+    """This process answers many queries: no quick session, one BLAS thread (see the module
+    doc; the BLAS setting only takes effect when NumPy is not loaded yet, and a value the
+    user set in the environment is kept)."""
     global _long_lived
     _long_lived = True
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(BLAS_THREADS_VARIABLE, "1")
 
 
 def is_long_lived() -> bool:

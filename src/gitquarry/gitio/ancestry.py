@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final, Literal
 
 from gitquarry.errors import GitError
 from gitquarry.gitio.runner import run_git
+
+#: :func:`merged_or_many`'s answer for a merge that brought in more than ``limit`` commits
+MANY: Final = "many"
 
 
 def merged_commits(
@@ -20,6 +24,16 @@ def merged_commits(
     there are more than ``limit`` (the caller then treats the merge as bringing "many"), or
     when git cannot answer (a parent is missing from this repository).
     """
+    found = merged_or_many(git_dir, merge_parents, limit=limit)
+    return found if isinstance(found, list) else None
+
+
+def merged_or_many(
+    git_dir: Path, merge_parents: Sequence[str], *, limit: int
+) -> list[str] | Literal["many"] | None:
+    """:func:`merged_commits` telling its two Nones apart: :data:`MANY` when the merge
+    brought in more than ``limit`` commits (fixed by the hashes, so a caller may keep it),
+    None when git cannot answer (a parent missing: ask again later)."""
     if len(merge_parents) < 2:
         return []
     first, others = merge_parents[0], merge_parents[1:]
@@ -32,4 +46,4 @@ def merged_commits(
     except GitError:
         return None
     hashes = proc.stdout.decode("ascii").split()
-    return None if len(hashes) > limit else hashes
+    return MANY if len(hashes) > limit else hashes

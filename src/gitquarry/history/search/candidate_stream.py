@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitquarry.gitio.ancestry import merged_commits
+from gitquarry.gitio.ancestry import MANY, merged_or_many
 from gitquarry.history.index.refs_contain import RefContainment
 from gitquarry.history.search.merges import changed_lines, repeats
 from gitquarry.retrieval.pipeline import Candidate, PipelineOutcome
@@ -215,9 +215,11 @@ def _git_dir(conn: sqlite3.Connection, commit_id: int) -> tuple[int, Path] | Non
 
 
 #: (git dir, merge parents) → the commits it brought in, for every query of the process: what
-#: ``P2 … ^P1`` reaches is fixed by the hashes (history is content-addressed). Only lists are
-#: kept: None (more than ``MAX_MERGED``, or git could not answer) is asked again.
-_BROUGHT: OrderedDict[tuple[str, tuple[str, ...]], list[str]] = OrderedDict()
+#: ``P2 … ^P1`` reaches is fixed by the hashes (history is content-addressed). Lists and
+#: ``MANY`` (more than ``MAX_MERGED``: asked of git on every warm query before, 2.8 git
+#: processes per MCP hybrid call on click) are kept; None (git could not answer) is asked
+#: again.
+_BROUGHT: OrderedDict[tuple[str, tuple[str, ...]], list[str] | str] = OrderedDict()
 _BROUGHT_MAX = 4096
 _brought_lock = threading.Lock()
 
@@ -229,14 +231,14 @@ def _merged(git_dir: Path, parents: tuple[str, ...]) -> list[str] | None:
         found = _BROUGHT.get(key)
         if found is not None:
             _BROUGHT.move_to_end(key)
-            return list(found)
-    brought = merged_commits(git_dir, parents, limit=MAX_MERGED)
+            return None if found == MANY else list(found)
+    brought = merged_or_many(git_dir, parents, limit=MAX_MERGED)
     if brought is not None:
         with _brought_lock:
-            _BROUGHT[key] = list(brought)
+            _BROUGHT[key] = brought if brought == MANY else list(brought)
             while len(_BROUGHT) > _BROUGHT_MAX:
                 _BROUGHT.popitem(last=False)
-    return brought
+    return None if brought is None or brought == MANY else list(brought)
 
 
 class MergeFolder:
