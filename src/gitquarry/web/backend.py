@@ -114,12 +114,12 @@ class WebBackend:
 
     def history(self, ref: str | None, query: str, *, mode: str | None = None,
                 files_glob: str | None = None, after: str | None = None,
-                before: str | None = None, top_n: int = 10, explain: bool = False,
+                before: str | None = None, top_n: int | None = None, explain: bool = False,
                 timeline: bool = True) -> dict[str, Any]:
         """A history search (``HistorySearcher.run``) plus the match timeline.
 
         ``after``/``before`` as the CLI takes them (ISO-8601 or Unix seconds); empty form
-        fields count as not given.
+        fields count as not given; ``top_n`` None: ``[search] top_n``, as the CLI.
         :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError, NotFoundError.
         """
         request = web_history_request(query, mode=mode, files_glob=files_glob, after=after,
@@ -361,9 +361,10 @@ def _store_ref_of(path: str) -> str | None:
 
 def web_history_request(query: str, *, mode: str | None = None,
                         files_glob: str | None = None, after: str | None = None,
-                        before: str | None = None, top_n: int = 10,
+                        before: str | None = None, top_n: int | None = None,
                         explain: bool = False) -> HistoryRequest:
-    """The ``HistoryRequest`` of the history tab's fields (an empty field: not given).
+    """The ``HistoryRequest`` of the history tab's fields (an empty field: not given;
+    ``top_n`` None: ``[search] top_n``, as ``gitquarry history`` without ``--top-n``).
 
     :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError: see
         ``gitquarry.query.history.history_request``."""
