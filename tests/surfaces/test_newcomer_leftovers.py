@@ -4,7 +4,9 @@ by a test on real repositories and the real CLI / web page.
 - ``blame`` on a file whose Git object is missing said "no indexed repository has this file
   at HEAD" (rc 3, not found): the file is there, its object is not. Now the typed
   ``git_object_unavailable`` error (rc 1) naming the file and the missing object.
-- The web page ignored ``top_n`` (the CLI's and MCP's name) and used its own default count.
+- The web page ignored ``top_n`` / ``limit`` (the CLI's and MCP's names) and used its own
+  default counts (history 10 where the CLI uses ``[search] top_n``; graph 20 where the CLI
+  and MCP use 10).
 - Help-text nits: ``[search]`` eaten by Rich's markup, "seed 000", lower-case metavars,
   statuses not listed, options without help; ``--detail``/``--max-tokens`` silently ignored
   without ``--json``.
@@ -80,6 +82,24 @@ def test_the_web_page_reads_top_n_as_the_other_surfaces_do() -> None:
         "parser")
     assert web_history_request("parser", top_n=history_count({"top_n": "7"})) == \
         cli_history_request("parser", top_n=7)
+
+
+def test_the_web_graph_page_reads_limit_and_defaults_as_the_cli() -> None:
+    """The graph page's default count was 20 where ``gitquarry search`` and the MCP tool
+    answer 10; ``limit`` (their name) was ignored."""
+    from gitquarry.cli.graph import cli_graph_request
+    from gitquarry.errors import InvalidArgumentError
+    from gitquarry.web.app import graph_count
+    from gitquarry.web.backend import web_graph_request
+
+    assert graph_count({"limit": "7"}) == 7 and graph_count({"n": "7"}) == 7
+    assert graph_count({}) is None
+    for bad in ({"limit": "101"}, {"n": "0"}, {"n": "3", "limit": "4"}):
+        with pytest.raises(InvalidArgumentError):
+            graph_count(bad)
+    assert web_graph_request("auth", limit=graph_count({})) == cli_graph_request("auth")
+    assert web_graph_request("auth", limit=graph_count({"limit": "7"})) == \
+        cli_graph_request("auth", limit=7)
 
 
 # -- help texts (s3-newcomer A3) ------------------------------------------------------------

@@ -65,11 +65,21 @@ def history_count(params: Mapping[str, str]) -> int | None:
 
     :raises InvalidArgumentError: not a whole number from 1 to 100, or ``n`` and ``top_n``
         both given with different values (never a silent choice)."""
-    n, top_n = params.get("n") or "", params.get("top_n") or ""
-    if n and top_n and n.strip() != top_n.strip():
-        raise InvalidArgumentError("top_n", f"n={n[:20]!r} and top_n={top_n[:20]!r} disagree: "
+    return _count(params, "top_n")
+
+
+def graph_count(params: Mapping[str, str]) -> int | None:
+    """:func:`history_count` for the graph page and ``/api/graph``: ``n`` or ``limit`` (the
+    CLI's and the MCP tool's name), 1-100; None: their default (10)."""
+    return _count(params, "limit")
+
+
+def _count(params: Mapping[str, str], alias: str) -> int | None:
+    n, other = params.get("n") or "", params.get(alias) or ""
+    if n and other and n.strip() != other.strip():
+        raise InvalidArgumentError(alias, f"n={n[:20]!r} and {alias}={other[:20]!r} disagree: "
                                    "give one of them")
-    name, value = ("top_n", top_n) if top_n else ("n", n)
+    name, value = (alias, other) if other else ("n", n)
     if not value:
         return None
     return _int(value, name, 0, 1, 100)
@@ -196,7 +206,7 @@ class WebApp:
         p = request.query_params
         q = (p.get("q") or "").strip()
         data = self.backend.graph(p.get("ws") or None, q, kind=p.get("kind") or None,
-                                  limit=_int(p.get("n"), "n", 20, 1, 100))
+                                  limit=graph_count(p))
         data["form"] = {"q": q, "kind": p.get("kind") or ""}
         return data
 
