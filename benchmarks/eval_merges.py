@@ -6,10 +6,13 @@
         > benchmarks/results/merges-click-<date>.json
 
 Variants (all with copies collapsed by patch-id, the default): ``none`` (no merge folding),
-``fold-ancestry`` (``history.pipeline.merge_folder(repeats=False)``: a merge is folded only
-when every commit it brought in is shown), ``fold`` (the default: also a merge whose diff
-repeats another result, ``history.merges``), and ``no-merges`` (the ``--no-merges`` filter,
-for reference). Per variant and mode: Recall@k and MRR@k (``eval_history``'s scoring,
+``fold-ancestry`` (``history.search.candidate_stream.MergeFolder(repeats=False)``: a merge is
+folded only when every commit it brought in is shown), ``fold`` (the default: also a merge
+whose diff repeats another result, ``history.search.merges``), and ``no-merges`` (the
+``--no-merges`` filter, for reference). Each variant replaces the ``MergeFolder`` the search
+engine builds (``history.search.engine.MergeFolder``) for its run. ``--no-embed`` indexes
+without vectors (only ``--modes lexical`` then means anything): a quick check of the script.
+Per variant and mode: Recall@k and MRR@k (``eval_history``'s scoring,
 crediting a relevant commit listed among a result's copies at that result's rank), merge
 slots among the top-5 results, and distinct topics in the top 5 judged from git
 (``eval_pipeline.Topics``: same patch-id, or a merge bringing the other in).
@@ -38,17 +41,21 @@ from gitquarry.history.search import candidate_stream as pipeline_module
 from gitquarry.history.search import engine as search_module
 from gitquarry.history.search.searcher import HistorySearcher
 
+
+class _NoFold(pipeline_module.MergeFolder):
+    """A merge folder that folds no merge (the ``none`` variant)."""
+
+    def host(self, merge_id: int, parents: Any, position: dict[int, int]) -> int | None:
+        return None
+
+
 VARIANTS: dict[str, dict[str, Any]] = {
-    "none": {"fold": None, "merges": "include"},
-    "fold-ancestry": {"fold": functools.partial(pipeline_module.merge_folder, repeats=False),
+    "none": {"fold": _NoFold, "merges": "include"},
+    "fold-ancestry": {"fold": functools.partial(pipeline_module.MergeFolder, repeats=False),
                       "merges": "include"},
-    "fold": {"fold": pipeline_module.merge_folder, "merges": "include"},
-    "no-merges": {"fold": pipeline_module.merge_folder, "merges": "exclude"},
+    "fold": {"fold": pipeline_module.MergeFolder, "merges": "include"},
+    "no-merges": {"fold": pipeline_module.MergeFolder, "merges": "exclude"},
 }
-
-
-def _no_fold(conn: Any) -> Any:
-    return lambda window: {}
 
 
 def run(searcher: HistorySearcher, queries: list[Any], mode: str, merges: str, k: int,
@@ -86,22 +93,26 @@ def main() -> int:
     parser.add_argument("--modes", default="hybrid,lexical")
     parser.add_argument("--index-dir", default=None)
     parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--no-embed", action="store_true",
+                        help="index without vectors (with --modes lexical: a quick check)")
     args = parser.parse_args()
     queries = load_queries(args.queries)
     workspace = make_workspace(args.repo, args.index_dir)
-    index = build_index(workspace, embed=True)
+    index = build_index(workspace, embed=not args.no_embed)
     topics = Topics(workspace.root)
     out: dict[str, Any] = {"repo": str(args.repo), "queries": len(queries), "k": args.k,
                            "index": index, "loadavg": list(os.getloadavg()), "results": {}}
+    shipped = search_module.MergeFolder
     for mode in args.modes.split(","):
         for name in args.variants.split(","):
             variant = VARIANTS[name]
-            search_module.merge_folder = variant["fold"] or _no_fold  # type: ignore[assignment]
+            search_module.MergeFolder = variant["fold"]  # type: ignore[misc]
             searcher = HistorySearcher(workspace)
             try:
                 result = run(searcher, queries, mode, variant["merges"], args.k, topics)
             finally:
                 searcher.close()
+                search_module.MergeFolder = shipped  # type: ignore[misc]
             out["results"][f"{mode}/{name}"] = result
             print(f"{mode}/{name}: {result}", file=sys.stderr, flush=True)
     out["loadavg_after"] = list(os.getloadavg())

@@ -348,6 +348,8 @@ def figure_merge_fold(ws: Path, limit: int) -> dict[str, Any]:
             "SELECT parents FROM git_commits WHERE is_merge = 1 ORDER BY id DESC LIMIT ?",
             (limit,))]
         repo = git_dir(ws).resolve()
+        if (repo / ".git").is_dir():  # a work tree (the synthetic one): git's own directory,
+            repo = repo / ".git"  # for ``--git-dir`` (else git fails and every answer "differs")
         index_cpu = git_cpu = 0.0
         equal = ask = differ = 0
         for parents in merges:
@@ -541,6 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     out["seconds"] = round(time.monotonic() - started, 1)
     print_table(out)
     path = args.out or HERE / "results" / f"{datetime.date.today().isoformat()}-all.json"
+    if args.out is None and path.exists():  # never overwrite another run's file
+        path = path.with_name(f"{path.stem}-{time.strftime('%H%M%S')}.json")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     note(f"wrote {path} ({out['seconds']} s)")

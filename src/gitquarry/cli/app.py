@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> None:
     except GitquarryError as exc:
         _fail_with(argv, exc)
     except Exception as exc:
+        from gitquarry.cli.pipes import end_if_stdout_closed
+
+        end_if_stdout_closed(exc)  # `gitquarry show X | head`: ends as git does (cli.pipes)
         typed = translate_storage_error(exc)  # corruption, disk full, permissions, I/O
         if typed is None:  # a bug: say so plainly, traceback only on request
             if os.environ.get("GITQUARRY_DEBUG"):

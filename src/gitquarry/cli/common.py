@@ -25,6 +25,22 @@ from gitquarry.cli.plain import (  # typer-free: cli.fast prints with them too
 from gitquarry.cli.plain import JSON_CONTROL as _JSON_CONTROL
 from gitquarry.workspace import Workspace, resolve_workspace
 
+
+def _on_broken_pipe(self: Console) -> None:
+    """Rich's ``on_broken_pipe`` for every console of the process (ours and Typer's help
+    console, which Typer creates itself): a closed stdout pipe ends the process as git does
+    (``cli.pipes``); Rich's own exits 1 after pointing stdout at ``/dev/null``."""
+    from gitquarry.cli.pipes import end_for_closed_stdout, stdout_reader_gone
+
+    self.quiet = True
+    if stdout_reader_gone():
+        end_for_closed_stdout()
+    raise SystemExit(1)  # stderr's reader gone: Rich's exit
+
+
+Console.on_broken_pipe = _on_broken_pipe  # type: ignore[method-assign]
+
+
 #: human-readable output and results
 stdout = Console(highlight=False, soft_wrap=True, markup=False)
 #: progress bars, warnings and errors

@@ -136,7 +136,8 @@ def status_cmd(as_json: JsonOption = False) -> None:
 @daemon_app.command(cls=Command, name="watch")
 def watch_cmd(
     path: Annotated[Path, typer.Argument(help="Workspace directory to watch and index.",
-                                         file_okay=False, show_default=False)],
+                                         metavar="PATH", file_okay=False,
+                                         show_default=False)],
     as_json: JsonOption = False,
 ) -> None:
     """Register a workspace: its repositories are indexed now and after every change to
@@ -167,7 +168,8 @@ def watch_workspace(path: Path) -> dict[str, Any]:
 
 @daemon_app.command(cls=Command, name="unwatch")
 def unwatch_cmd(
-    workspace: Annotated[str, typer.Argument(help="Workspace ref (ws-…), name or path.")],
+    workspace: Annotated[str, typer.Argument(help="Workspace ref (ws-…), name or path.",
+                                             metavar="WORKSPACE")],
     as_json: JsonOption = False,
 ) -> None:
     """Stop watching a workspace (its index stays)."""

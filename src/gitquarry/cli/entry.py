@@ -22,6 +22,12 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     """``gitquarry`` itself: see the module docstring. ``argv`` as for
     ``gitquarry.cli.app.main`` (None: ``sys.argv[1:]``)."""
+    from gitquarry.cli.pipes import run_closing_quietly
+
+    run_closing_quietly(lambda: _main(argv))  # a closed stdout pipe ends as git's (141)
+
+
+def _main(argv: list[str] | None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
         from gitquarry import __version__

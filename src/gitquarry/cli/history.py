@@ -160,7 +160,7 @@ def rebuild_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """Delete the index and build it again from Git (also the cure for a corrupt index).
-    Also runs as `gitquarry rebuild-commit-index` (seed 000's name)."""
+    Also runs as `gitquarry rebuild-commit-index` (its earlier name)."""
     workspace = open_workspace(path, label="PATH")
     with workspace.write_lock():
         for suffix in safe_paths.SQLITE_SUFFIXES:  # the lease checked the directory
@@ -213,7 +213,8 @@ PickaxeOption = Annotated[
 ]
 TopNOption = Annotated[
     int | None,
-    typer.Option("--top-n", "-n", metavar="N", help="Results to return (1-100).",
+    typer.Option("--top-n", "-n", metavar="N",
+                 help="Results to return (1-100; default 5, set by \\[search] top_n).",
                  show_default=False),
 ]
 ModeOption = Annotated[
@@ -264,7 +265,7 @@ NoCollapseOption = Annotated[
 ]
 DiverseOption = Annotated[
     bool, typer.Option("--diverse", help="Diversify the results (MMR; "
-                       "[search] mmr_lambda sets relevance against novelty).")
+                       "\\[search] mmr_lambda sets relevance against novelty).")
 ]
 MinScoreOption = Annotated[
     float | None,
@@ -315,6 +316,12 @@ def history_cmd(
         else:
             _print_page(data)
         return
+    if detail != "full" or max_tokens is not None:  # the text output has one shape
+        given = [name for name, used in (("--detail", detail != "full"),
+                                         ("--max-tokens", max_tokens is not None)) if used]
+        both = len(given) == 2
+        warn(f"{' and '.join(given)} {'shape' if both else 'shapes'} only the --json answer; "
+             f"the text output ignores {'them' if both else 'it'} (add --json)")
     _print_response(request, *search_history(workspace, request))
 
 

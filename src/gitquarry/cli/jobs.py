@@ -59,8 +59,9 @@ def _client() -> Any:
 
 @jobs_app.command(cls=Command, name="list")
 def list_cmd(
-    status: Annotated[str | None, typer.Option("--status", help="Only jobs in this status.")]
-    = None,
+    status: Annotated[str | None, typer.Option(
+        "--status", metavar="STATUS", help="Only jobs in this status: queued, running, "
+        "interrupted, succeeded, superseded, failed or cancelled.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many (1-1000).",
                                        min=1, max=1000)] = 20,
     as_json: JsonOption = False,

@@ -119,10 +119,14 @@ def register_cmd(
 @app.command("rebind", cls=Command)
 def rebind_cmd(
     repo: Annotated[str, typer.Option("--repo", help="Repository name.")],
-    registration_id: Annotated[str, typer.Option("--registration-id")],
+    registration_id: Annotated[str, typer.Option(
+        "--registration-id", help="The registration to move (`repo-docs sources` lists "
+        "them).")],
     generation: Annotated[int, typer.Option("--source-registration-generation",
                                             help="The current generation (compare-and-swap).")],
-    repository_path: Annotated[Path, typer.Option("--repository-path", file_okay=False)],
+    repository_path: Annotated[Path, typer.Option(
+        "--repository-path", file_okay=False,
+        help="The repository's new local directory.")],
     source_id: SourceOption = None,
     json_output: JsonOption = False,
 ) -> None:
@@ -346,7 +350,8 @@ def search_cmd(
     repo: RepoOption = None, registration_id: RegistrationOption = None,
     source_id: SourceOption = None, generation: GenerationOption = None,
     revision: RevisionOption = None,
-    mode: Annotated[str | None, typer.Option("--mode", help="hybrid (default) or fulltext.",
+    mode: Annotated[str | None, typer.Option("--mode", metavar="MODE",
+                                             help="hybrid (default) or fulltext.",
                                              show_default=False)] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Results, 1-50 (default 10).",
                                               show_default=False)] = None,

@@ -59,12 +59,19 @@ class GitNotFoundError(GitFailureError):
 
 
 class GitObjectMissingError(GitFailureError):
-    """A Git object is not in the local object store (partial/shallow clone, pruned)."""
+    """A Git object is not in the local object store (partial/shallow clone, pruned);
+    ``what`` (optional) says what the object is, for the message."""
 
     code = "git_object_unavailable"
 
-    def __init__(self, object_id: str, repo: Path) -> None:
-        super().__init__(f"Git object {object_id} is missing from {repo}")
+    def __init__(self, object_id: str, repo: Path, *, what: str | None = None) -> None:
+        if what is None:
+            super().__init__(f"Git object {object_id} is missing from {repo}")
+        else:  # what the object is, for the user (e.g. "the file a.py at HEAD")
+            super().__init__(
+                f"{what} is in the repository's history but its Git object {object_id} is "
+                f"missing from {repo} (pruned, or a partial or damaged clone; `git fsck` "
+                "lists what is missing)")
         self.object_id = object_id
         self.repo = repo
 

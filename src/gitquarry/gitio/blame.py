@@ -135,6 +135,28 @@ def resolve(git_dir: Path, revision: str) -> str | None:
 
 
 def path_exists(git_dir: Path, commit: str, path: str) -> bool:
-    """Whether ``path`` is a file (blob) at ``commit``."""
+    """Whether ``path`` is a file (blob) at ``commit`` whose object is in the repository."""
     proc = run_git(git_dir, ["cat-file", "-t", f"{commit}:{path}"], check=False)
     return proc.returncode == 0 and proc.stdout.strip() == b"blob"
+
+
+def missing_blob(git_dir: Path, commit: str, path: str) -> str | None:
+    """The object id of ``path`` at ``commit`` when the commit's tree lists it as a file but
+    the file's object is not in the repository (pruned, a partial clone, a damaged pack);
+    None when the tree has no such file (or git cannot read the tree) or the object is there.
+    Reads the trees only (``git ls-tree``), then asks whether the object exists."""
+    listed = run_git(git_dir, ["ls-tree", "-z", "--full-tree", commit, "--", path],
+                     check=False)
+    if listed.returncode != 0:
+        return None
+    for entry in listed.stdout.split(b"\0"):
+        meta, tab, name = entry.partition(b"\t")
+        parts = meta.split(b" ")
+        if not tab or len(parts) != 3 or parts[1] != b"blob":
+            continue
+        if name.decode("utf-8", "surrogateescape") != path:
+            continue
+        oid = parts[2].decode("ascii", "replace")
+        there = run_git(git_dir, ["cat-file", "-e", oid], check=False)
+        return None if there.returncode == 0 else oid
+    return None

@@ -10,7 +10,7 @@ the server (``confirm=yes``), so nothing changes on a single click or without Ja
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from importlib import resources
 from typing import Any
 from urllib.parse import urlencode
@@ -56,6 +56,33 @@ def _int(value: str | None, name: str, default: int, lo: int, hi: int) -> int:
     if not value.strip().isdigit() or not lo <= int(value) <= hi:
         raise InvalidArgumentError(name, f"must be a whole number from {lo} to {hi}")
     return int(value)
+
+
+def history_count(params: Mapping[str, str]) -> int | None:
+    """The number of results a history page or ``/api/history`` asks for: ``n`` (the form's
+    field) or ``top_n`` (the CLI's and the MCP tool's name), 1-100 as on every surface;
+    None when neither is given (``[search] top_n``, as the CLI).
+
+    :raises InvalidArgumentError: not a whole number from 1 to 100, or ``n`` and ``top_n``
+        both given with different values (never a silent choice)."""
+    return _count(params, "top_n")
+
+
+def graph_count(params: Mapping[str, str]) -> int | None:
+    """:func:`history_count` for the graph page and ``/api/graph``: ``n`` or ``limit`` (the
+    CLI's and the MCP tool's name), 1-100; None: their default (10)."""
+    return _count(params, "limit")
+
+
+def _count(params: Mapping[str, str], alias: str) -> int | None:
+    n, other = params.get("n") or "", params.get(alias) or ""
+    if n and other and n.strip() != other.strip():
+        raise InvalidArgumentError(alias, f"n={n[:20]!r} and {alias}={other[:20]!r} disagree: "
+                                   "give one of them")
+    name, value = (alias, other) if other else ("n", n)
+    if not value:
+        return None
+    return _int(value, name, 0, 1, 100)
 
 
 class WebApp:
@@ -141,13 +168,13 @@ class WebApp:
         q = (p.get("q") or "").strip()
         form: dict[str, Any] = {"q": q, "mode": p.get("mode") or "", "glob": p.get("glob") or "",
                 "after": p.get("after") or "", "before": p.get("before") or "",
-                "n": p.get("n") or "", "explain": p.get("explain") == "1"}
+                "n": p.get("n") or p.get("top_n") or "", "explain": p.get("explain") == "1"}
         data: dict[str, Any] = {"form": form, "modes": HISTORY_MODES, "response": None}
         if q:
             data["response"] = self.backend.history(
                 p.get("ws") or None, q, mode=form["mode"] or None, files_glob=form["glob"],
                 after=form["after"], before=form["before"],
-                top_n=_int(form["n"], "n", 10, 1, 100), explain=form["explain"])
+                top_n=history_count(p), explain=form["explain"])
         return data
 
     def history(self, request: Request) -> Response:
@@ -179,7 +206,7 @@ class WebApp:
         p = request.query_params
         q = (p.get("q") or "").strip()
         data = self.backend.graph(p.get("ws") or None, q, kind=p.get("kind") or None,
-                                  limit=_int(p.get("n"), "n", 20, 1, 100))
+                                  limit=graph_count(p))
         data["form"] = {"q": q, "kind": p.get("kind") or ""}
         return data
 

@@ -114,12 +114,12 @@ class WebBackend:
 
     def history(self, ref: str | None, query: str, *, mode: str | None = None,
                 files_glob: str | None = None, after: str | None = None,
-                before: str | None = None, top_n: int = 10, explain: bool = False,
+                before: str | None = None, top_n: int | None = None, explain: bool = False,
                 timeline: bool = True) -> dict[str, Any]:
         """A history search (``HistorySearcher.run``) plus the match timeline.
 
         ``after``/``before`` as the CLI takes them (ISO-8601 or Unix seconds); empty form
-        fields count as not given.
+        fields count as not given; ``top_n`` None: ``[search] top_n``, as the CLI.
         :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError, NotFoundError.
         """
         request = web_history_request(query, mode=mode, files_glob=files_glob, after=after,
@@ -162,9 +162,9 @@ class WebBackend:
     # -- graph -----------------------------------------------------------------------------
 
     def graph(self, ref: str | None, query: str, *, kind: str | None = None,
-              limit: int = 20) -> dict[str, Any]:
+              limit: int | None = None) -> dict[str, Any]:
         """``graph.api.search_graph`` without the refresh (the daemon's jobs keep it current)
-        plus the kinds to filter on."""
+        plus the kinds to filter on; ``limit`` None: 10, as the CLI and the MCP tool."""
         from gitquarry.graph.api import workspace_kinds
         from gitquarry.query.graph import search_graph_request
 
@@ -361,9 +361,10 @@ def _store_ref_of(path: str) -> str | None:
 
 def web_history_request(query: str, *, mode: str | None = None,
                         files_glob: str | None = None, after: str | None = None,
-                        before: str | None = None, top_n: int = 10,
+                        before: str | None = None, top_n: int | None = None,
                         explain: bool = False) -> HistoryRequest:
-    """The ``HistoryRequest`` of the history tab's fields (an empty field: not given).
+    """The ``HistoryRequest`` of the history tab's fields (an empty field: not given;
+    ``top_n`` None: ``[search] top_n``, as ``gitquarry history`` without ``--top-n``).
 
     :raises InvalidArgumentError, InvalidGlobError, InvalidTimeError: see
         ``gitquarry.query.history.history_request``."""
@@ -373,13 +374,16 @@ def web_history_request(query: str, *, mode: str | None = None,
                            files_glob=files_glob or None, mode=mode or None, explain=explain)
 
 
-def web_graph_request(query: str, *, kind: str | None = None, limit: int = 20
+def web_graph_request(query: str, *, kind: str | None = None, limit: int | None = None
                       ) -> GraphRequest:
-    """The ``GraphRequest`` of the graph tab's fields (an empty kind: any).
+    """The ``GraphRequest`` of the graph tab's fields (an empty kind: any; ``limit`` None:
+    the request's default, 10, as ``gitquarry search`` and the MCP tool; it was 20).
 
     :raises InvalidArgumentError: see ``gitquarry.query.graph.graph_request``."""
     from gitquarry.query.graph import graph_request
 
+    if limit is None:
+        return graph_request(query, kind=kind or None)
     return graph_request(query, kind=kind or None, limit=limit)
 
 

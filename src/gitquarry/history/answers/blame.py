@@ -26,8 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from gitquarry.bounded import cut_text
-from gitquarry.errors import GitquarryError, InvalidArgumentError, PathNotFoundError
-from gitquarry.gitio.blame import blame, file_history, path_exists, resolve
+from gitquarry.errors import (
+    GitObjectMissingError,
+    GitquarryError,
+    InvalidArgumentError,
+    PathNotFoundError,
+)
+from gitquarry.gitio.blame import blame, file_history, missing_blob, path_exists, resolve
 from gitquarry.history.answers.answers import AnswerOptions, validate_options
 from gitquarry.history.search.narrow import Narrowing
 from gitquarry.token_budget import json_tokens
@@ -66,6 +71,8 @@ def locate(conn: Any, path: str, *, repo: str | None, revision: str,
 
     :raises PathNotFoundError: no indexed repository holds the file at ``revision``, or
         several do and ``repo`` does not say which.
+    :raises GitObjectMissingError: the revision's tree lists the file but its object is not
+        in the repository (pruned, partial clone): not "not found".
     """
     repos = _repositories(conn)
     if repo:
@@ -89,12 +96,18 @@ def locate(conn: Any, path: str, *, repo: str | None, revision: str,
             relative = relative[2:]
         candidates = [(root, Path(gd), relative) for root, gd in repos]
     found: list[tuple[str, Path, str, str]] = []
+    unreadable: list[tuple[str, str, str]] = []  # (repository, path, missing object id)
     for top, folder, rel in candidates:
         if not folder.exists():
             continue
         commit = resolve(folder, revision)
         if commit is not None and path_exists(folder, commit, rel):
             found.append((top, folder, rel, commit))
+        elif commit is not None and (oid := missing_blob(folder, commit, rel)) is not None:
+            unreadable.append((top, rel, oid))
+    if not found and unreadable:
+        top, rel, oid = unreadable[0]
+        raise GitObjectMissingError(oid, Path(top), what=f"the file {rel} at {revision}")
     if not found:
         raise PathNotFoundError(path, f"no indexed repository has this file at {revision}")
     if len(found) > 1:

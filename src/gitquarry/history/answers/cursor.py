@@ -12,10 +12,16 @@ returns the same page (retries are safe).
 
 Pins live in ``<index_dir>/cursors.db`` (its own SQLite file: the index is never written by
 a search), shared by the CLI and the MCP server, for ``CURSOR_TTL_S`` seconds; at most
-``MAX_PINS`` are kept. Where that file cannot be written (a read-only index directory) pins
-live in the process's memory instead (good for one MCP server; the CLI then says so). An
-unknown, evicted or expired cursor raises ``CursorExpiredError``; a cursor used with other
-search arguments than it was made for raises ``InvalidArgumentError``.
+``MAX_PINS`` are kept. The file is in WAL mode, so a process pinning a ranking never blocks
+another one reading a pin (under load a writer can hold its lock for seconds); a read that
+still fails is an ``IndexBusyError`` ("try again"), never an expired cursor. A pin id is 16
+letters and digits: it never starts with ``-``, so ``--cursor ID`` reads the same to every
+command-line parser (the fast path leaves dash-led values to Click; ids of the old alphabet,
+``_`` and ``-`` included, are still accepted). Where that file cannot be written (a
+read-only index directory) pins live in the process's memory instead (good for one MCP
+server; the CLI then says so); a file only locked by another process is tried again before
+each use. An unknown, evicted or expired cursor raises ``CursorExpiredError``; a cursor used
+with other search arguments than it was made for raises ``InvalidArgumentError``.
 
 The ranking pinned is the search's final ranking (after the result pipeline: copies
 collapsed, near-duplicates removed, merges folded), ``max(4 x top_n, 50)`` results long
@@ -24,18 +30,25 @@ collapsed, near-duplicates removed, merges folded), ``max(4 x top_n, 50)`` resul
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import secrets
 import sqlite3
+import string
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitquarry.errors import CursorExpiredError, GitquarryError, InvalidArgumentError
+from gitquarry.errors import (
+    CursorExpiredError,
+    GitquarryError,
+    IndexBusyError,
+    InvalidArgumentError,
+)
 from gitquarry.history.models import RANKING_FIELDS, RankingFacts
 from gitquarry.store import safe_paths
 
@@ -46,6 +59,10 @@ MAX_PINS = 2000
 #: commits a pin holds at most
 MAX_PINNED = 800
 FILE_NAME = "cursors.db"
+#: milliseconds a pin read or write waits for another process's lock (the index's own)
+BUSY_TIMEOUT_MS = 10_000
+#: the characters of a new pin id (no ``-``: see the module docstring)
+_ID_ALPHABET = string.ascii_letters + string.digits
 _CURSOR = re.compile(r"([A-Za-z0-9_-]{16})\.(\d{1,6})")
 
 
@@ -106,6 +123,8 @@ class CursorStore:
         self.persistent = True
         #: why the pins are kept in memory only (None while ``persistent``)
         self.problem: str | None = None
+        #: the file was only locked by another process: try it again before each use
+        self._retry_open = False
         try:
             self._conn = self._open()
         except sqlite3.DatabaseError as exc:
@@ -125,8 +144,10 @@ class CursorStore:
         """:raises IndexPathUnsafeError: ``cursors.db`` (or its directory, -wal, -shm) is a
         link or not a regular file: never followed (the pins then live in memory)."""
         safe_paths.check_sqlite_files(self.path)
-        conn = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                               check_same_thread=False)
         try:
+            conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS pins (id TEXT PRIMARY KEY, created_at REAL NOT NULL, "
                 "params TEXT NOT NULL, meta TEXT NOT NULL, hits TEXT NOT NULL)"
@@ -145,6 +166,25 @@ class CursorStore:
     def _memory_only(self, exc: BaseException) -> None:
         self.persistent = False
         self.problem = f"{self.path.name} cannot be used ({exc})"
+        self._retry_open = isinstance(exc, sqlite3.Error) and _busy(exc)
+
+    def _reconnect(self) -> sqlite3.Error | None:
+        """Open the file again when it was only locked (the lock held); the error when it
+        still is, else None."""
+        if self._conn is not None or not self._retry_open:
+            return None
+        try:
+            self._conn = self._open()
+        except sqlite3.Error as exc:
+            if _busy(exc):
+                return exc
+            self._memory_only(exc)
+            return None
+        except (OSError, GitquarryError) as exc:
+            self._memory_only(exc)
+            return None
+        self.persistent, self.problem, self._retry_open = True, None, False
+        return None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -153,10 +193,11 @@ class CursorStore:
 
     def pin(self, hits: list[PinnedHit], params: str, meta: dict[str, Any]) -> str:
         """Store a ranking; returns its id."""
-        pin_id = secrets.token_urlsafe(12)[:16]
+        pin_id = new_pin_id()
         now = time.time()
         hits = hits[:MAX_PINNED]
         with self._lock:
+            self._reconnect()
             if self._conn is not None:
                 try:
                     self._conn.execute(
@@ -175,6 +216,8 @@ class CursorStore:
                     return pin_id
                 except sqlite3.Error as exc:
                     self._memory_only(exc)
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.close()  # rolls back: no lock left held
                     self._conn = None
             self._memory[pin_id] = Pin(hits, params, meta, now)
             for old in [k for k, p in self._memory.items() if p.created_at < now - CURSOR_TTL_S]:
@@ -187,11 +230,16 @@ class CursorStore:
         """The pin and offset ``cursor`` names.
 
         :raises InvalidArgumentError: not a cursor, or made for other search arguments.
-        :raises CursorExpiredError: unknown, evicted or older than ``CURSOR_TTL_S``.
+        :raises CursorExpiredError: unknown, evicted or older than ``CURSOR_TTL_S`` (or the
+            store's file is damaged).
+        :raises IndexBusyError: another process kept ``cursors.db`` locked past
+            ``BUSY_TIMEOUT_MS`` (the pin may well exist: try again).
         """
         pin_id, offset = parse_cursor(cursor)
         pin: Pin | None = None
         with self._lock:
+            if pin_id not in self._memory and (still := self._reconnect()) is not None:
+                raise IndexBusyError(self.path) from still  # the pin may be there
             if pin_id in self._memory:
                 pin = self._memory[pin_id]
             elif self._conn is not None:
@@ -199,8 +247,11 @@ class CursorStore:
                     row = self._conn.execute(
                         "SELECT created_at, params, meta, hits FROM pins WHERE id = ?", (pin_id,)
                     ).fetchone()
-                except sqlite3.Error:
-                    row = None
+                except sqlite3.Error as exc:
+                    if _busy(exc):  # another process held its lock past the timeout
+                        raise IndexBusyError(self.path) from exc
+                    raise CursorExpiredError(  # a damaged store: its pins are lost
+                        cursor, f"{FILE_NAME} cannot be read: {exc}") from exc
                 if row is not None:
                     pin = Pin([PinnedHit.from_row(h) for h in json.loads(row[3])], row[1],
                               json.loads(row[2]), float(row[0]))
@@ -215,6 +266,19 @@ class CursorStore:
         if offset > len(pin.hits):
             raise InvalidArgumentError("cursor", "its offset lies past the end of the ranking")
         return pin, offset
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" / "busy" (worth a retry)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def new_pin_id() -> str:
+    """A random pin id: 16 ASCII letters and digits (about 95 bits)."""
+    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(16))
 
 
 def make_cursor(pin_id: str, offset: int) -> str:
