@@ -10,8 +10,7 @@ takes exactly ``gitquarry --version`` and prints what the Typer callback prints 
 codes stay Click's. ``history … --json`` is answered by ``cli.fast`` (the same library calls,
 no Typer, Rich or pydantic; through the daemon when one runs) when it understands the whole
 command line; it falls back here otherwise. ``repo-docs search … --json`` likewise by
-``cli.fast_docs``. The console command (``argv`` None) first installs
-``gitquarry.dataclass_code`` (the code ``@dataclass`` generates, kept between processes).
+``cli.fast_docs``.
 """
 
 from __future__ import annotations
@@ -37,14 +36,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(0)
     from gitquarry.cli.fast import try_fast
 
-    # the console command (argv None) keeps dataclasses' generated code between processes
-    # (gitquarry/dataclass_code.py); a caller's own process (tests) is left as it is
-    own_process = argv is None
-    try_fast(list(args), cache_dataclasses=own_process)  # exits when it answered (history --json)
-    if own_process:
-        from gitquarry.dataclass_code import install
-
-        install()
+    try_fast(list(args))  # exits when it answered (history --json)
     if args[:2] == ["repo-docs", "search"]:
         from gitquarry.cli.fast_docs import try_fast_docs
 

@@ -293,11 +293,9 @@ def _enabled() -> str | None:
     return "local" if setting == "local" else "daemon"
 
 
-def try_fast(argv: list[str], *, cache_dataclasses: bool = False) -> bool:
+def try_fast(argv: list[str]) -> bool:
     """Answer ``argv`` here when this path takes it (then exit); False when the Typer app
-    must run it (nothing has been written then). ``cache_dataclasses``: a local answer first
-    installs ``gitquarry.dataclass_code`` (the console command; never in a caller's own
-    process such as a test)."""
+    must run it (nothing has been written then)."""
     how = _enabled()
     if how is None:
         return False
@@ -311,10 +309,6 @@ def try_fast(argv: list[str], *, cache_dataclasses: bool = False) -> bool:
 
             answer = ask_daemon(args)
         if answer is None:  # the library runs here: its log lines as the Typer app has them
-            if cache_dataclasses:
-                from gitquarry.dataclass_code import install
-
-                install()
             from gitquarry.cli.plain import configure_logging
 
             configure_logging()
