@@ -64,7 +64,7 @@ def _queries(rng: random.Random, conn: sqlite3.Connection, n: int) -> list[str]:
     """Random queries of the corpus's own words (title words), expansions and misses."""
     titles = [r[0] for r in conn.execute("SELECT title FROM git_commits")]
     pool = sorted({w for t in titles for w in t.split()})
-    pool += SPECIAL + ["bob", "alice", "nothinghere", "--"]
+    pool += [*SPECIAL, "bob", "alice", "nothinghere", "--"]
     return [" ".join(rng.choice(pool) for _ in range(rng.choice((1, 1, 2, 2, 3, 4))))
             for _ in range(n)]
 
@@ -208,7 +208,7 @@ def test_state_changes_between_queries_never_serve_old_postings(tmp_path, backgr
     rng = random.Random(44)
     with indexer.open() as reader:
         conn = reader.conn
-        queries = _queries(rng, conn, 12) + ["bob", "alice busy", "zed", "zed bob"]
+        queries = [*_queries(rng, conn, 12), "bob", "alice busy", "zed", "zed bob"]
         _check_queries(conn, queries, rng, 260)
         answered = phrase_cache.stats["answered"]
 
