@@ -167,6 +167,20 @@ def clear() -> None:
         _jobs.clear()
 
 
+def footprint() -> dict[str, int]:
+    """Bytes kept now: ``postings`` (row ids and counts of every kept phrase), ``rows``
+    (the per-row constants and commit columns of every state), and ``phrases``/``entries``
+    (how many phrases and postings)."""
+    with _lock:
+        postings = sum(p.ids.nbytes + p.freq.nbytes
+                       for state in _states.values() for p in state.phrases.values())
+        rows = sum((state.rows.k.nbytes if state.rows is not None else 0)
+                   + (sum(a.nbytes for a in state.commits) if state.commits is not None else 0)
+                   for state in _states.values())
+        phrases = sum(len(state.phrases) for state in _states.values())
+    return {"postings": postings, "rows": rows, "phrases": phrases, "entries": _entries}
+
+
 # --- the state key and FTS5's records --------------------------------------------------------
 
 
@@ -506,7 +520,7 @@ def _top(docs: np.ndarray, score: np.ndarray, n: int) -> list[tuple[int, float]]
         keep = score <= kth  # every row that can be among the first n (ties included)
         docs, score = docs[keep], score[keep]
     order = np.lexsort((docs, score))[:n]
-    return [(int(d), float(s)) for d, s in zip(docs[order], score[order], strict=True)]
+    return list(zip(docs[order].tolist(), score[order].tolist(), strict=True))
 
 
 def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, *,
@@ -622,6 +636,23 @@ def rank(conn: sqlite3.Connection, terms: QueryTerms, limit: int, weights: str, 
             return None
         state.verified = True
     return out
+
+
+def phrase_counts(conn: sqlite3.Connection, phrases: list[str]) -> dict[str, int]:
+    """How many rows hold each of ``phrases`` that is kept for ``conn``'s current state (what
+    ``SELECT count(*) … MATCH phrase`` gives in the same snapshot: the postings are that
+    phrase's rows); phrases not kept are left out. {} when the cache is off."""
+    if not enabled() or not phrases:
+        return {}
+    key = _state_key(conn)
+    if key is None:
+        return {}
+    with _lock:
+        state = _states.get(key[0])
+        if state is None or state.key != key[1]:
+            return {}
+        kept = ((p, state.phrases.get(p)) for p in phrases)
+        return {p: len(k.ids) for p, k in kept if k is not None}
 
 
 def _verify(conn: sqlite3.Connection, terms: QueryTerms, weights: str,
