@@ -52,7 +52,11 @@ def indexed(tmp_path_factory):
 
 
 @pytest.fixture
-def cache_on():
+def cache_on(monkeypatch):
+    """The cache on, building inline at a phrase's second miss (``BACKGROUND`` False: the
+    counts of builds and hits below are exact; ``test_phrase_postings.py`` covers the
+    background builder)."""
+    monkeypatch.setattr(phrase_cache, "BACKGROUND", False)
     phrase_cache.clear()
     phrase_cache.enable()
     try:

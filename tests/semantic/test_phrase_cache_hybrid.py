@@ -40,6 +40,7 @@ def test_searches_equal_with_and_without_the_kept_terms(
                     phrase_cache.enable(on)
                     answers.append(_answer(searcher.search(query, top_n=10, mode=mode,
                                                            **extra)))
+                    phrase_cache.wait_idle()  # the background builder keeps the phrases
                 assert answers[0] == answers[1] == answers[2], (query, extra)
         assert phrase_cache.stats["answered"] > 0
     finally:

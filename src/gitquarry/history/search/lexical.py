@@ -121,7 +121,7 @@ def rank_lexical(
         cached = phrase_cache.rank(conn, terms, limit, weights, after=filters.after,
                                    before=filters.before, is_merge=is_merge, glob=has_glob)
         if cached is not None:
-            return [LexicalHit(*hit) for hit in cached]
+            return list(map(LexicalHit._make, cached))
     hits = _ranked(conn, terms, "AND", filters, limit, has_glob)
     if len(hits) < limit and len(terms.words) > 1:
         seen = {hit.id for hit in hits}

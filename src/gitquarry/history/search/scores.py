@@ -25,6 +25,7 @@ import math
 import sqlite3
 from collections.abc import Callable, Sequence
 
+from gitquarry.history.search import phrase_cache
 from gitquarry.retrieval.fts import expression_phrases, fts5_string
 from gitquarry.retrieval.fusion import normalise_rrf, rrf_normaliser
 
@@ -48,9 +49,11 @@ def bm25_upper_bound(conn: sqlite3.Connection, query: str, rows: int) -> float:
     query has no phrase). One FTS5 count per distinct phrase (about a millisecond per
     100,000 commits that hold it); a phrase that appears twice in the expression counts twice,
     as it does in ``bm25()``."""
-    counts: dict[str, int] = {}
+    phrases = expression_phrases(query)
+    # a warm process keeps the phrases' rows (the same snapshot): no count per phrase
+    counts: dict[str, int] = phrase_cache.phrase_counts(conn, phrases)
     total = 0.0
-    for phrase in expression_phrases(query):
+    for phrase in phrases:
         if phrase not in counts:
             counts[phrase] = int(
                 conn.execute(
