@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [json.loads(line) for line in args.pairs.read_text("utf-8").splitlines() if line]
     by_repo: dict[str, list[str]] = {}
     for p in pairs:
-        assert p["repo"] not in base.EVALUATION, p["repo"]
+        if p["repo"] in base.EVALUATION:
+            raise SystemExit(f"{p['repo']} is an evaluation repository: never training data")
         by_repo.setdefault(p["repo"], []).append(p["commit"])
     commits: dict[str, dict[str, object]] = {}
     for repo in sorted(by_repo):
