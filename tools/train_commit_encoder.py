@@ -38,6 +38,15 @@ rerun with the same thread count)::
         --threads 2 --lr 5e-5 --seed 13
     /tmp/enc/bin/python tools/build_minilm_int8.py --weights /tmp/commit-encoder/model.safetensors \
         --out /tmp/commit-encoder-int8 --model-id all-MiniLM-L6-v2-commits-int8-fused
+
+The s4-encoder run (``tools/commit_encoder/s4-encoder-run1/``; index-shaped documents from
+``tools/commit_encoder/pairs_v2.py``, not shipped: docs/embedding.md)::
+
+    .venv/bin/python tools/commit_encoder/pairs_v2.py --pairs /tmp/pairs.jsonl \
+        --out /tmp/pairs_v2.jsonl
+    /tmp/enc/bin/python tools/train_commit_encoder.py --pairs /tmp/pairs_v2.jsonl \
+        --out /tmp/commit-encoder --max-pairs 3200 --train-layers 2 --hard-negatives \
+        --threads 2 --lr 3e-5 --seed 13
 """
 
 from __future__ import annotations
