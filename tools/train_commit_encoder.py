@@ -38,11 +38,21 @@ rerun with the same thread count)::
         --threads 2 --lr 5e-5 --seed 13
     /tmp/enc/bin/python tools/build_minilm_int8.py --weights /tmp/commit-encoder/model.safetensors \
         --out /tmp/commit-encoder-int8 --model-id all-MiniLM-L6-v2-commits-int8-fused
+
+The s4-encoder run (``tools/commit_encoder/s4-encoder-run1/``; index-shaped documents from
+``tools/commit_encoder/pairs_v2.py``, not shipped: docs/embedding.md)::
+
+    .venv/bin/python tools/commit_encoder/pairs_v2.py --pairs /tmp/pairs.jsonl \
+        --out /tmp/pairs_v2.jsonl
+    /tmp/enc/bin/python tools/train_commit_encoder.py --pairs /tmp/pairs_v2.jsonl \
+        --out /tmp/commit-encoder --max-pairs 3200 --train-layers 2 --hard-negatives \
+        --threads 2 --lr 3e-5 --seed 13
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -183,7 +193,9 @@ def mine_hard_negatives(pairs: list[dict[str, str]], pool: list[dict[str, str]],
 
     For each chosen pair, its query's words (OR) are searched with SQLite FTS5 ``bm25`` over
     the documents of ``pool`` (every pair of the pairs file, not only the ones trained on)
-    from the *same repository*; the best-ranked document that is not the positive (not the
+    from the *same repository* (their ``doc_full``, title + message + diff side as the index
+    stores it, where the pairs file has one: ``tools/commit_encoder/pairs_v2.py``); the
+    best-ranked document that is not the positive (not the
     same commit, not the same document text, not a commit with the same query text) is the
     negative. Ties are broken by pool order, so the result is deterministic. A pair with no
     such document gets none (it is then trained with in-batch negatives only).
@@ -191,7 +203,8 @@ def mine_hard_negatives(pairs: list[dict[str, str]], pool: list[dict[str, str]],
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE d USING fts5(repo UNINDEXED, body)")
     db.executemany("INSERT INTO d(rowid, repo, body) VALUES (?, ?, ?)",
-                   [(i, p["repo"], p["document"]) for i, p in enumerate(pool)])
+                   [(i, p["repo"], p.get("doc_full", p["document"]))
+                    for i, p in enumerate(pool)])
     out: dict[int, int] = {}
     for i in chosen:
         pair = pairs[i]
@@ -210,6 +223,18 @@ def mine_hard_negatives(pairs: list[dict[str, str]], pool: list[dict[str, str]],
             out[i] = j
             break
     return out
+
+
+def negative_text(pair: dict[str, str], negative: dict[str, str]) -> str:
+    """The hard negative's document in the shape of ``pair``'s positive: without the message
+    for a ``body`` pair, without the title for a ``title`` pair (pairs_v2 files), else its
+    ``document``."""
+    mode = pair.get("mode")
+    if mode == "body":
+        return negative["doc_title"]
+    if mode == "title":
+        return negative["doc_body"]
+    return negative["document"]
 
 
 def encode(tokenizer: object, texts: list[str], max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -264,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         p.requires_grad_(False)
     for p in trainable:
         p.requires_grad_(True)
-    pool = [json.loads(line) for line in args.pairs.read_text("utf-8").splitlines() if line]
+    raw_pairs = args.pairs.read_bytes()
+    pool = [json.loads(line) for line in raw_pairs.decode("utf-8").splitlines() if line]
     pairs = pool[: args.max_pairs]
     plan = batches(pairs, args.batch, rng)
     total = len(plan) if not args.steps else min(args.steps, len(plan))
@@ -291,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         if negs:
             # positives and hard negatives in one forward pass (one padded batch)
             n_ids, n_mask = encode(tokenizer, [pairs[i]["document"] for i in idx]
-                                   + [pool[j]["document"] for j in negs], args.doc_tokens)
+                                   + [negative_text(pairs[i], pool[negatives[i]])
+                                      for i in idx if i in negatives], args.doc_tokens)
             q, both = model(q_ids, q_mask), model(n_ids, n_mask)
             d, n = both[: len(idx)], both[len(idx) :]
         else:
@@ -319,7 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     save_safetensors(args.out / "model.safetensors", weights)
     (args.out / "config.json").write_text(json.dumps(config, indent=2) + "\n", "utf-8")
     summary = {
-        "pairs_file": str(args.pairs), "pairs_used": sum(len(b) for b in plan[:total]),
+        "pairs_file": str(args.pairs),
+        "pairs_sha256": hashlib.sha256(raw_pairs).hexdigest(),
+        "modes": {m: sum(1 for b in plan[:total] for i in b if pairs[i].get("mode") == m)
+                  for m in ("title", "body")},
+        "pairs_used": sum(len(b) for b in plan[:total]),
         "steps": total, "batch": args.batch, "lr": args.lr, "warmup": args.warmup,
         "scale": args.scale, "query_tokens": args.query_tokens, "doc_tokens": args.doc_tokens,
         "threads": args.threads, "seed": args.seed, "train_layers": args.train_layers, "epochs": 1,
@@ -331,6 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         "loss_last20": round(float(np.mean(losses[-20:])), 4),
         "wall_s": round(time.monotonic() - started, 1),
         "cpu_s": round(time.process_time() - cpu0, 1),
+        "weights_sha256": hashlib.sha256(
+            (args.out / "model.safetensors").read_bytes()).hexdigest(),
         "torch": torch.__version__, "numpy": np.__version__,
         "source": {"package": source.SOURCE.package, "version": source.SOURCE.version,
                    "sha256": source.SOURCE.sha256},
