@@ -90,6 +90,20 @@ class LexicalIndex:
         self.sections: list[list[int]] = []
         self.nbytes = 0
         self._lock = threading.Lock()
+        self._by_chunk: tuple[int, dict[str, Row]] = (0, {})
+
+    @property
+    def rows_by_chunk(self) -> dict[str, Row]:
+        """Each chunk id's first row (``rows`` order). Built once per index state (rows are
+        only ever appended: rebuilt when their count changed); shared, never mutate it."""
+        built, by_chunk = self._by_chunk
+        if built != len(self.rows):
+            by_chunk = {}
+            for row in self.rows:
+                by_chunk.setdefault(row.chunk_id, row)
+            built = len(self.rows)
+            self._by_chunk = (built, by_chunk)
+        return by_chunk
 
     def add(self, items: Iterable[tuple[Row, str]]) -> None:
         """Add ``(row, chunk text)`` pairs: each document's chunks together and in document
