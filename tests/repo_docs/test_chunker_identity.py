@@ -133,3 +133,22 @@ def test_html_fallback_gives_the_same_headings(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(markdown, "_TREE", [None])
     assert [headings_for(d.decode(), c) for c, d in docs] == walked
     assert [reference.markdown_headings(d.decode()) for _c, d in docs] == walked
+
+
+def test_chunk_id_is_the_canonical_json_hash() -> None:
+    """``chunk_id`` writes the canonical JSON itself: the same bytes as ``canonical_json``."""
+    import hashlib
+
+    from gitquarry.repo_docs.chunker import ChunkSpan
+    from gitquarry.repo_docs.policy import canonical_json
+
+    rng = random.Random(3)
+    digests = [blob_digest(bytes([i])) for i in range(5)] + ["", 'quo"te\\', "\u00e9\u4e2d\n\x01"]
+    policies = [ChunkPolicy(), ChunkPolicy(7, 0, 'odd"id\u00e9\t'), ChunkPolicy(10**9, 5)]
+    for _ in range(500):
+        digest, policy = rng.choice(digests), rng.choice(policies)
+        start = rng.choice([0, 1, 17, 10**12, rng.randrange(10**6)])
+        span = ChunkSpan(start, start + rng.randrange(10**5), 1, 2, ("a",), (1,))
+        want = hashlib.sha256(canonical_json([digest, span.byte_start, span.byte_end,
+                                              policy.key])).hexdigest()
+        assert chunk_id(digest, span, policy) == want

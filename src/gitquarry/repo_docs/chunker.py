@@ -20,6 +20,7 @@ renamed or re-committed identical file has the same chunk ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -304,9 +305,22 @@ def blob_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@functools.lru_cache(maxsize=256)
+def _json_string(value: str) -> str:
+    """``value`` as ``canonical_json`` writes a string (cached: digests and policy keys
+    repeat for every chunk of a document)."""
+    return canonical_json(value).decode()
+
+
 def chunk_id(digest: str, span: ChunkSpan, policy: ChunkPolicy) -> str:
     """The chunk id (see module docstring)."""
-    key = canonical_json([digest, span.byte_start, span.byte_end, policy.key])
+    start, end = span.byte_start, span.byte_end
+    if type(start) is int and type(end) is int and type(digest) is str:
+        # canonical_json's bytes for [str, int, int, str], written directly
+        key = (f"[{_json_string(digest)},{start},{end},{_json_string(policy.key)}]"
+               .encode())
+    else:
+        key = canonical_json([digest, start, end, policy.key])
     return hashlib.sha256(key).hexdigest()
 
 

@@ -125,8 +125,14 @@ class LexicalIndex:
         indexed_title = index_text(title)
         indexed_path = index_text(items[0][0].path)
 
+        headings: dict[tuple[str, ...], str] = {}  # a section's chunks share their path
+
         def heading(path: tuple[str, ...]) -> str:
-            return index_text(" ".join(path[1:] if path[:1] == (title,) else path))
+            indexed = headings.get(path)
+            if indexed is None:
+                indexed = headings[path] = index_text(
+                    " ".join(path[1:] if path[:1] == (title,) else path))
+            return indexed
 
         chunks: list[tuple[int, str, str, str, str]] = []
         groups: list[tuple[Row, list[int], list[str]]] = []
