@@ -152,3 +152,20 @@ def test_chunk_id_is_the_canonical_json_hash() -> None:
         want = hashlib.sha256(canonical_json([digest, span.byte_start, span.byte_end,
                                               policy.key])).hexdigest()
         assert chunk_id(digest, span, policy) == want
+
+
+def test_ctypes_route_finds_the_same_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where cffi's backend cannot open the library, ctypes finds the functions: same walk."""
+    import _cffi_backend
+
+    def refuse(*_args: object) -> None:
+        raise OSError("refused")
+
+    monkeypatch.setattr(_cffi_backend, "load_library", refuse)
+    texts = [d.decode() for c, d in hostile(200, 13) if c == "markdown"]
+    walker = markdown._load_tree_walker()
+    from cmarkgfm import _cmark
+
+    assert markdown._exported_functions(_cmark.__file__, _cmark.ffi).__name__ == "by_ctypes"
+    assert [walker(t.encode()) for t in texts] == [markdown._html_heading_nodes(t)
+                                                   for t in texts]

@@ -133,20 +133,43 @@ def _tree_walker() -> Callable[[bytes], list[tuple[int, int, int]]] | None:
     return walker
 
 
+def _exported_functions(path: str, ffi: Any) -> Callable[[str, str], Any]:
+    """``exported(name, signature)``: the shared library ``path``'s exported C function
+    ``name`` as a ``cffi`` function pointer of ``ffi``'s type ``signature``. Opened by cffi's
+    own backend (what ``cffi.FFI.dlopen`` uses; no C declarations to parse), else by
+    ``ctypes`` (a few milliseconds more to import)."""
+    try:
+        import _cffi_backend
+
+        shared = _cffi_backend.load_library(path)
+
+        def by_backend(name: str, signature: str) -> Any:
+            return shared.load_function(ffi.typeof(signature), name)
+
+        by_backend("cmark_node_next", "cmark_node *(*)(cmark_node *)")
+        return by_backend
+    except (ImportError, AttributeError, OSError, TypeError):
+        pass
+    import ctypes
+
+    library = ctypes.CDLL(path)
+
+    def by_ctypes(name: str, signature: str) -> Any:
+        address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+        return ffi.cast(signature, address)
+
+    return by_ctypes
+
+
 def _load_tree_walker() -> Callable[[bytes], list[tuple[int, int, int]]]:
     """The walker: ``cmarkgfm``'s own compiled bindings parse and read node types;
     the node-navigation functions its bindings do not declare (first child, next sibling,
-    lines, heading level, free) are the same library's exported C functions, found by
-    ``ctypes`` and called as ``cffi`` function pointers of the bindings' own types."""
-    import ctypes
-
+    lines, heading level, free) are the same library's exported C functions, called as
+    ``cffi`` function pointers of the bindings' own types (``_exported_functions``)."""
     from cmarkgfm import _cmark
 
     ffi, lib = _cmark.ffi, _cmark.lib
-    shared = ctypes.CDLL(_cmark.__file__)
-
-    def exported(name: str, signature: str) -> Any:
-        return ffi.cast(signature, ctypes.cast(getattr(shared, name), ctypes.c_void_p).value)
+    exported = _exported_functions(_cmark.__file__, ffi)
 
     step, number = "cmark_node *(*)(cmark_node *)", "int (*)(cmark_node *)"
     first = exported("cmark_node_first_child", step)
