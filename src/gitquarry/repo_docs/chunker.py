@@ -20,12 +20,14 @@ renamed or re-committed identical file has the same chunk ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import add, not_
 
-from gitquarry.parsing.markdown import Heading, title_from_line
+from gitquarry.parsing.markdown import Heading, HeadingRow, title_from_line
 from gitquarry.repo_docs.policy import canonical_json
 
 CHUNK_POLICY_ID = "repo-docs-sections-v1"
@@ -63,60 +65,100 @@ class ChunkSpan:
     heading_lines: tuple[int, ...] = ()
 
 
-@dataclass
 class _Lines:
-    text: list[str]  # lines without their "\n"
-    offsets: list[int]  # byte offset of each line's start; one extra entry: total length
-    chars: list[int]  # characters per line, "\n" included
-    #: ``cum[i]``: characters of lines ``[0, i)`` ("\n" included), so a range's size is
-    #: ``cum[b] - cum[a]``
-    cum: list[int]
-    blank: list[bool]  # whitespace-only lines
+    """Per-line arrays of one document, each built by one pass in C (``map``/``accumulate``
+    over ``str.split``); the blank flags only when a section needs them, byte offsets only
+    where a chunk starts or ends."""
 
+    __slots__ = ("_at_byte", "_at_line", "_blank", "ascii", "cum", "source", "text")
 
-def _lines(text: str) -> _Lines:
-    lines = text.split("\n")
-    chars = [len(line) + 1 for line in lines]
-    if text.isascii():
-        sizes = chars
-    else:
-        sizes = [n if line.isascii() else len(line.encode("utf-8")) + 1
-                 for line, n in zip(lines, chars, strict=True)]
-    offsets = [0, *accumulate(sizes)]
-    offsets[-1] -= 1  # the last line has no "\n"
-    blank = [not line.strip() for line in lines]
-    return _Lines(lines, offsets, chars, [0, *accumulate(chars)], blank)
+    def __init__(self, source: str) -> None:
+        self.source = source
+        #: lines without their "\n"
+        self.text: list[str] = source.split("\n")
+        #: ``cum[i]``: characters of lines ``[0, i)`` ("\n" included), so a range's size is
+        #: ``cum[b] - cum[a]`` and line ``i`` starts at character ``cum[i]``
+        self.cum: list[int] = list(map(add, accumulate(map(len, self.text), initial=0),
+                                       range(len(self.text) + 1)))
+        self.ascii = source.isascii()
+        self._blank: list[bool] | None = None
+        self._at_line, self._at_byte = 0, 0  # the last offset computed (non-ASCII text)
+
+    def offset(self, index: int) -> int:
+        """Byte offset of line ``index``'s start (``index`` up to the line count: one past
+        the end, as if the last line had a "\n")."""
+        cum = self.cum
+        if self.ascii:
+            return cum[index]
+        if index < self._at_line:
+            self._at_line, self._at_byte = 0, 0
+        end = min(cum[index], len(self.source))
+        self._at_byte += len(self.source[cum[self._at_line] : end].encode("utf-8"))
+        self._at_line = index
+        return self._at_byte + cum[index] - end
+
+    @property
+    def blank(self) -> list[bool]:
+        """Whitespace-only lines (``not line.strip()``)."""
+        if self._blank is None:
+            self._blank = list(map(not_, map(str.strip, self.text)))
+        return self._blank
+
+    def chars(self, index: int) -> int:
+        """Characters of line ``index``, its "\n" included."""
+        return self.cum[index + 1] - self.cum[index]
+
+    def all_blank(self, start: int, end: int) -> bool:
+        """Whether lines ``[start, end)`` are all whitespace (true for no lines)."""
+        piece = self.source[self.cum[start] : self.cum[end]] if start < end else ""
+        return not piece or piece.isspace()
+
+    def byte_end(self, index: int) -> int:
+        """Byte offset just past line ``index`` (its "\n" excluded)."""
+        return self.offset(index + 1) - 1
 
 
 def headings_for(text: str, content_class: str) -> list[Heading]:
-    if content_class == "markdown":
-        from gitquarry.parsing.markdown import markdown_headings  # the parser on first use
+    """The section headings of ``text`` (``markdown``, ``restructuredtext``; none for
+    ``text``)."""
+    return [Heading(*row) for row in _heading_rows(text, content_class, None, None)]
 
-        return markdown_headings(text)
+
+def _heading_rows(text: str, content_class: str, data: bytes | None,
+                  lines: list[str] | None) -> list[HeadingRow]:
+    """``headings_for`` as ``(level, title, line_start, line_end, title_line)`` rows;
+    ``data``: ``text``'s UTF-8 bytes, ``lines``: ``text.split("\\n")``, when at hand."""
+    if content_class == "markdown":
+        from gitquarry.parsing.markdown import heading_rows  # the parser on first use
+
+        return heading_rows(text, text.encode("utf-8") if data is None else data, lines)
     if content_class == "restructuredtext":
         from gitquarry.parsing.rst import rst_titles
 
-        return rst_titles(text)
+        return [(h.level, h.title, h.line_start, h.line_end, h.title_line)
+                for h in rst_titles(text)]
     return []
 
 
 Section = tuple[int, int, tuple[str, ...], tuple[int, ...]]
 
 
-def _sections(headings: Sequence[Heading], n_lines: int) -> list[Section]:
+def _sections(headings: Sequence[HeadingRow], n_lines: int) -> list[Section]:
     """(first line index, end line index exclusive, heading path, title lines) per section."""
     sections: list[Section] = []
-    first = headings[0].line_start - 1 if headings else n_lines
+    first = headings[0][2] - 1 if headings else n_lines
     if first > 0:
         sections.append((0, first, (), ()))
-    stack: list[Heading] = []
-    for i, heading in enumerate(headings):
-        while stack and stack[-1].level >= heading.level:
+    # (level, heading path, title lines) of the open headings, innermost last
+    stack: list[tuple[int, tuple[str, ...], tuple[int, ...]]] = []
+    for i, (level, title, line_start, _line_end, title_line) in enumerate(headings):
+        while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append(heading)
-        end = headings[i + 1].line_start - 1 if i + 1 < len(headings) else n_lines
-        sections.append((heading.line_start - 1, end, tuple(h.title for h in stack),
-                         tuple(h.title_line or h.line_start for h in stack)))
+        path, path_lines = (stack[-1][1], stack[-1][2]) if stack else ((), ())
+        path, path_lines = (*path, title), (*path_lines, title_line or line_start)
+        stack.append((level, path, path_lines))
+        end = headings[i + 1][2] - 1 if i + 1 < len(headings) else n_lines
+        sections.append((line_start - 1, end, path, path_lines))
     return sections
 
 
@@ -147,17 +189,32 @@ def _pieces(lines: _Lines, start: int, end: int, max_chars: int) -> list[tuple[i
     """Split lines [start, end) into runs of at most ``max_chars`` characters: whole
     paragraphs packed greedily, a paragraph over the bound by lines. Returns line-index
     ranges; a single line over the bound is a range of its own (cut later)."""
-    blank, cum = lines.blank, lines.cum
+    cum = lines.cum
+    if start >= end:
+        return []
+    if cum[end] - cum[start] <= max_chars:
+        # everything fits: one run from the first to the last non-blank line (what the
+        # packing below gives when the whole range is within the bound)
+        piece = lines.source[cum[start] : cum[end]]
+        body = piece.lstrip()
+        if not body:
+            return []
+        first = start + piece.count("\n", 0, len(piece) - len(body))
+        last = start + piece.count("\n", 0, len(piece.rstrip()))
+        return [(first, last + 1)]
+    blank = lines.blank
     paragraphs: list[tuple[int, int]] = []
     i = start
     while i < end:
-        while i < end and blank[i]:
-            i += 1
-        j = i
-        while j < end and not blank[j]:
-            j += 1
-        if j > i:
-            paragraphs.append((i, j))
+        try:
+            i = blank.index(False, i, end)
+        except ValueError:
+            break
+        try:
+            j = blank.index(True, i, end)
+        except ValueError:
+            j = end
+        paragraphs.append((i, j))
         i = j
     units: list[tuple[int, int]] = []
     for a, b in paragraphs:
@@ -184,7 +241,7 @@ def _cut_line(data: bytes, lines: _Lines, index: int, max_chars: int,
               path: tuple[str, ...], path_lines: tuple[int, ...]) -> list[ChunkSpan]:
     """An overlong single line as pieces of at most ``max_chars`` characters."""
     text = lines.text[index]
-    base = lines.offsets[index]
+    base = lines.offset(index)
     spans: list[ChunkSpan] = []
     pos_chars, pos_bytes = 0, base
     while pos_chars < len(text):
@@ -207,9 +264,9 @@ def chunk_document(data: bytes, content_class: str,
     """
     policy = policy or ChunkPolicy()
     text = data.decode("utf-8")
-    lines = _lines(text)
+    lines = _Lines(text)
     n = len(lines.text)
-    sections = _sections(headings_for(text, content_class), n)
+    sections = _sections(_heading_rows(text, content_class, data, lines.text), n)
     # merge tiny sections into the next one when both fit
     merged: list[Section] = []
     carry: Section | None = None
@@ -226,7 +283,7 @@ def chunk_document(data: bytes, content_class: str,
                 merged.append(carry)
             carry = None
         size = lines.cum[end] - lines.cum[start]
-        if size < policy.min_chars and not all(lines.blank[start:end]):
+        if size < policy.min_chars and not lines.all_blank(start, end):
             carry = (start, end, path, path_lines)
             continue
         merged.append((start, end, path, path_lines))
@@ -235,12 +292,11 @@ def chunk_document(data: bytes, content_class: str,
     spans: list[ChunkSpan] = []
     for start, end, path, path_lines in merged:
         for a, b in _pieces(lines, start, end, policy.max_chars):
-            if b - a == 1 and lines.chars[a] > policy.max_chars + 1:
+            if b - a == 1 and lines.chars(a) > policy.max_chars + 1:
                 spans.extend(_cut_line(data, lines, a, policy.max_chars, path, path_lines))
                 continue
-            byte_start = lines.offsets[a]
-            byte_end = lines.offsets[b - 1] + len(lines.text[b - 1].encode("utf-8"))
-            spans.append(ChunkSpan(byte_start, byte_end, a + 1, b, path, path_lines))
+            spans.append(ChunkSpan(lines.offset(a), lines.byte_end(b - 1), a + 1, b, path,
+                                   path_lines))
     return spans
 
 
@@ -249,9 +305,22 @@ def blob_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@functools.lru_cache(maxsize=256)
+def _json_string(value: str) -> str:
+    """``value`` as ``canonical_json`` writes a string (cached: digests and policy keys
+    repeat for every chunk of a document)."""
+    return canonical_json(value).decode()
+
+
 def chunk_id(digest: str, span: ChunkSpan, policy: ChunkPolicy) -> str:
     """The chunk id (see module docstring)."""
-    key = canonical_json([digest, span.byte_start, span.byte_end, policy.key])
+    start, end = span.byte_start, span.byte_end
+    if type(start) is int and type(end) is int and type(digest) is str:
+        # canonical_json's bytes for [str, int, int, str], written directly
+        key = (f"[{_json_string(digest)},{start},{end},{_json_string(policy.key)}]"
+               .encode())
+    else:
+        key = canonical_json([digest, start, end, policy.key])
     return hashlib.sha256(key).hexdigest()
 
 

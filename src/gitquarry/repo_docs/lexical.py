@@ -90,6 +90,20 @@ class LexicalIndex:
         self.sections: list[list[int]] = []
         self.nbytes = 0
         self._lock = threading.Lock()
+        self._by_chunk: tuple[int, dict[str, Row]] = (0, {})
+
+    @property
+    def rows_by_chunk(self) -> dict[str, Row]:
+        """Each chunk id's first row (``rows`` order). Built once per index state (rows are
+        only ever appended: rebuilt when their count changed); shared, never mutate it."""
+        built, by_chunk = self._by_chunk
+        if built != len(self.rows):
+            by_chunk = {}
+            for row in self.rows:
+                by_chunk.setdefault(row.chunk_id, row)
+            built = len(self.rows)
+            self._by_chunk = (built, by_chunk)
+        return by_chunk
 
     def add(self, items: Iterable[tuple[Row, str]]) -> None:
         """Add ``(row, chunk text)`` pairs: each document's chunks together and in document
@@ -111,8 +125,14 @@ class LexicalIndex:
         indexed_title = index_text(title)
         indexed_path = index_text(items[0][0].path)
 
+        headings: dict[tuple[str, ...], str] = {}  # a section's chunks share their path
+
         def heading(path: tuple[str, ...]) -> str:
-            return index_text(" ".join(path[1:] if path[:1] == (title,) else path))
+            indexed = headings.get(path)
+            if indexed is None:
+                indexed = headings[path] = index_text(
+                    " ".join(path[1:] if path[:1] == (title,) else path))
+            return indexed
 
         chunks: list[tuple[int, str, str, str, str]] = []
         groups: list[tuple[Row, list[int], list[str]]] = []

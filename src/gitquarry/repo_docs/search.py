@@ -157,9 +157,7 @@ def rank(
     if dropped is not None:
         warnings.add(*dropped)
     lex_score = {row.chunk_id: score for row, score in lexical}
-    rows_by_chunk: dict[str, Row] = {}
-    for row in index.rows:
-        rows_by_chunk.setdefault(row.chunk_id, row)
+    rows_by_chunk = index.rows_by_chunk  # built once per index state (read only here)
     sem_score: dict[str, float] = {}
     rankings: list[list[str]] = [list(dict.fromkeys(r.chunk_id for r, _s in lexical))]
     used_weights: list[float] = [weights[0]]

@@ -33,14 +33,6 @@ _TOKEN = re.compile(r"[^\W_]+")
 _V_VERSION = re.compile(r"[vV]\d+")
 
 
-class _Part(NamedTuple):
-    """One unit of the part stream: its text and the span a match of it marks."""
-
-    text: str
-    start: int
-    end: int
-
-
 @functools.lru_cache(maxsize=65536)
 def _split(token: str) -> tuple[tuple[str, int, int], ...] | None:
     """``token``'s ``expand_token`` words as ``(word, start, end)`` offsets inside the token
@@ -59,17 +51,54 @@ def _split(token: str) -> tuple[tuple[str, int, int], ...] | None:
     return tuple(out)
 
 
-def _parts(text: str, match: re.Match[str]) -> list[_Part]:
-    """The parts of one token: ``expand_token``'s words (each a substring, in order); a whole
-    token's span for each part unless the token holds a CJK character (then its own span)."""
-    token, start, end = match.group(), match.start(), match.end()
-    if token[0] in "vV" and _V_VERSION.fullmatch(token) and text[end : end + 1] == "." \
-            and text[end + 1 : end + 2].isdigit():
-        return [_Part(token[1:], start, end)]  # v2.0.1 is also indexed as 2.0.1
-    split = _split(token)
-    if split is None:
-        return [_Part(token, start, end)]
-    return [_Part(word, start + lo, start + hi) for word, lo, hi in split]
+class _Stream(NamedTuple):
+    """A part stream as parallel lists: each part's text, the span a match of it marks, its
+    index term (None: no token) — and nothing query-dependent."""
+
+    words: list[str]
+    starts: list[int]
+    ends: list[int]
+    keys: list[str | None]
+
+
+def _part_stream(text: str, words: list[str], starts: list[int], ends: list[int],
+                 splits: list[tuple[tuple[str, int, int], ...] | None]
+                 ) -> tuple[list[str], list[int], list[int]]:
+    """The parts of every token: ``expand_token``'s words (each a substring, in order; a
+    whole token's span for each part unless the token holds a CJK character: then its own
+    span); a ``v`` version followed by ``.digit`` also as its number (v2.0.1 is indexed as
+    2.0.1 too). Tokens that are their own only part are copied by slices."""
+    special = [i for i, split in enumerate(splits) if split is not None]
+    if _V_DOTTED.search(text) is not None:
+        special = sorted({*special, *(i for i, word in enumerate(words) if word[0] in "vV")})
+    out_words: list[str] = []
+    out_starts: list[int] = []
+    out_ends: list[int] = []
+    at = 0
+    for i in special:
+        out_words += words[at:i]
+        out_starts += starts[at:i]
+        out_ends += ends[at:i]
+        at = i + 1
+        word, start, end, split = words[i], starts[i], ends[i], splits[i]
+        if word[0] in "vV" and _V_VERSION.fullmatch(word) and text[end : end + 1] == "." \
+                and text[end + 1 : end + 2].isdigit():
+            out_words.append(word[1:])
+            out_starts.append(start)
+            out_ends.append(end)
+        elif split is None:
+            out_words.append(word)
+            out_starts.append(start)
+            out_ends.append(end)
+        else:
+            for part, lo, hi in split:
+                out_words.append(part)
+                out_starts.append(start + lo)
+                out_ends.append(start + hi)
+    out_words += words[at:]
+    out_starts += starts[at:]
+    out_ends += ends[at:]
+    return out_words, out_starts, out_ends
 
 
 #: index terms already looked up (a string's term never changes: the tokenizer is fixed);
@@ -84,8 +113,10 @@ def _vocab_connection() -> sqlite3.Connection:
     """This thread's in-memory FTS5 table used to ask SQLite for terms (created once)."""
     conn: sqlite3.Connection | None = getattr(_local, "conn", None)
     if conn is None:
-        conn = sqlite3.connect(":memory:")
-        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS5_TOKENIZE}')")
+        # contentless (the index alone: what the vocabulary reads), transactions explicit
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS5_TOKENIZE}', "
+                     "content='', columnsize=0)")
         conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
         _local.conn = conn
     return conn
@@ -94,21 +125,22 @@ def _vocab_connection() -> sqlite3.Connection:
 def _terms(strings: set[str]) -> dict[str, str]:
     """Each string's index term (its first ``porter unicode61`` token), from SQLite itself;
     strings with no token are left out. Looked up once per distinct string (cached)."""
-    known: dict[str, str | None] = {}
-    for s in strings:
-        term = _term_cache.get(s, _UNKNOWN)
-        if term is not _UNKNOWN:
-            known[s] = term  # type: ignore[assignment]
+    get = _term_cache.get
+    known: dict[str, str | None] = {
+        s: term for s in strings if (term := get(s, _UNKNOWN)) is not _UNKNOWN  # type: ignore[misc]
+    }
     missing = sorted(strings - known.keys())
     if missing:
         conn = _vocab_connection()
         found: dict[str, str] = {}
+        conn.execute("BEGIN")
         try:
             conn.executemany("INSERT INTO t (rowid, x) VALUES (?, ?)", enumerate(missing))
             for doc, term in conn.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
                 found.setdefault(missing[doc], term)
         finally:
-            conn.execute("DELETE FROM t")
+            conn.execute("INSERT INTO t (t) VALUES ('delete-all')")
+            conn.execute("COMMIT")
         if len(_term_cache) + len(missing) > _TERM_CACHE_MAX:
             _term_cache.clear()
         for s in missing:
@@ -127,51 +159,55 @@ def _phrases(query: str) -> list[list[str]]:
     return [phrase for phrase in out if phrase]
 
 
-def _find(stream: list[_Part], keys: list[str | None], at: dict[str, list[int]],
-          phrase: list[str], term: dict[str, str], spans: list[tuple[int, int]]) -> None:
-    """Append the span of each run of ``stream`` whose terms (``keys``) equal the phrase's;
-    ``at`` lists the positions of each term in ``keys``."""
+def _find(stream: _Stream, phrase: list[str], term: dict[str, str],
+          spans: list[tuple[int, int]]) -> None:
+    """Append the span of each run of ``stream`` whose terms equal the phrase's, in stream
+    order."""
     wanted = [term.get(word) for word in phrase]
     first = wanted[0]
     if first is None or any(w is None for w in wanted):
         return
-    size = len(wanted)
-    for i in at.get(first, ()):
-        if keys[i : i + size] == wanted:
-            spans.append((stream[i].start, stream[i + size - 1].end))
+    keys, size = stream.keys, len(wanted)
+    i = -1
+    while True:
+        try:
+            i = keys.index(first, i + 1)
+        except ValueError:
+            return
+        if size == 1 or keys[i : i + size] == wanted:
+            spans.append((stream.starts[i], stream.ends[i + size - 1]))
 
 
-def _positions(keys: list[str | None]) -> dict[str, list[int]]:
-    at: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        if key is not None:
-            at.setdefault(key, []).append(i)
-    return at
-
-
-#: one text's part streams, each with its terms and their positions (see :func:`_streams`)
-_Streams = tuple[tuple[list[_Part], list[str | None], dict[str, list[int]]], ...]
+#: one text's part streams: whole tokens, then ``expand_token`` parts (None when they are
+#: the whole tokens, one for one: no token expands, no ``v`` version)
+_Streams = tuple[_Stream, _Stream | None]
 #: texts whose streams are kept (most recently used; a chunk's text is ~1,500 characters)
 STREAMS_CACHE_SIZE = 256
+#: what a ``v`` version indexed twice needs (a necessary condition, searched once per text)
+_V_DOTTED = re.compile(r"[vV]\d+\.\d")
 
 
 @functools.lru_cache(maxsize=STREAMS_CACHE_SIZE)
 def _streams(text: str) -> _Streams:
     """``text``'s two part streams (whole tokens; ``expand_token`` parts), each with the
-    index term of every part and the positions of each term: everything
-    :func:`match_spans` needs that does not depend on the query. Each string's term is its
-    own (``_terms`` looks every string up alone), so computing them apart from the query's
-    words changes nothing. Cached per text (bounded: :data:`STREAMS_CACHE_SIZE`): a
-    long-lived process marks the same chunks for many queries. Shared, never mutated."""
+    index term of every part: everything :func:`match_spans` needs that does not depend on
+    the query. Each string's term is its own (``_terms`` looks every string up alone), so
+    computing them apart from the query's words changes nothing. Cached per text (bounded:
+    :data:`STREAMS_CACHE_SIZE`): a long-lived process marks the same chunks for many
+    queries. Shared, never mutated."""
     tokens = list(_TOKEN.finditer(text))
-    whole = [_Part(m.group(), m.start(), m.end()) for m in tokens]
-    parts = [part for m in tokens for part in _parts(text, m)]
-    term = _terms({p.text for p in whole} | {p.text for p in parts})
-    out = []
-    for stream in (whole, parts):
-        keys = [term.get(part.text) for part in stream]
-        out.append((stream, keys, _positions(keys)))
-    return tuple(out)
+    words = list(map(re.Match.group, tokens))
+    starts = list(map(re.Match.start, tokens))
+    ends = list(map(re.Match.end, tokens))
+    splits = list(map(_split, words))
+    if any(splits) or _V_DOTTED.search(text) is not None:
+        part_words, part_starts, part_ends = _part_stream(text, words, starts, ends, splits)
+        term = _terms(set(words) | set(part_words))
+        parts: _Stream | None = _Stream(part_words, part_starts, part_ends,
+                                        list(map(term.get, part_words)))
+    else:
+        term, parts = _terms(set(words)), None
+    return _Stream(words, starts, ends, list(map(term.get, words))), parts
 
 
 def match_spans(text: str, query: str) -> list[tuple[int, int]]:
@@ -184,12 +220,13 @@ def match_spans(text: str, query: str) -> list[tuple[int, int]]:
     phrases = _phrases(query)
     if not phrases:
         return []
-    streams = _streams(text)
+    whole, parts = _streams(text)
     term = _terms({word for phrase in phrases for word in phrase})
     found: list[tuple[int, int]] = []
-    for stream, keys, at in streams:
+    # the part stream, when it is the whole one over again, adds the same spans: skipped
+    for stream in (whole, parts) if parts is not None else (whole,):
         for phrase in phrases:
-            _find(stream, keys, at, phrase, term, found)
+            _find(stream, phrase, term, found)
     merged: list[tuple[int, int]] = []
     for start, end in sorted(found):
         if merged and start < merged[-1][1]:
