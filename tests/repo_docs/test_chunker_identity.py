@@ -7,6 +7,7 @@ reference is main's code frozen in ``_chunk_reference.py``."""
 from __future__ import annotations
 
 import random
+import re
 import subprocess
 from pathlib import Path
 
@@ -65,6 +66,11 @@ def outcome(chunker: object, data: bytes, cls: str, policy: ChunkPolicy) -> obje
              s.heading_lines, chunk_id(digest, s, policy)) for s in spans]
 
 
+def _lone_cr(data: bytes) -> bool:
+    """``data`` holds a carriage return that does not start a CRLF pair."""
+    return re.search(rb"\r(?!\n)", data) is not None
+
+
 class _New:
     chunk_document = staticmethod(chunk_document)
 
@@ -97,7 +103,11 @@ def test_hostile_documents_cut_as_main_cut_them(seed: int) -> None:
     seen_error = seen_spans = 0
     for cls, data in docs:
         for policy in POLICIES:
-            want = outcome(reference, data, cls, policy)
+            # a lone CR (old Mac line endings) now means "no headings": main's parsers
+            # counted it as a line break against the chunker's LF lines (an IndexError, or
+            # heading lines pointing at the wrong line); such a document is cut as plain text
+            # (tests/repo_docs/test_lone_cr.py)
+            want = outcome(reference, data, "text" if _lone_cr(data) else cls, policy)
             assert outcome(_New, data, cls, policy) == want, (cls, data, policy)
             seen_error += isinstance(want, tuple)
             seen_spans += len(want) if isinstance(want, list) else 0
@@ -132,7 +142,8 @@ def test_html_fallback_gives_the_same_headings(monkeypatch: pytest.MonkeyPatch) 
     walked = [headings_for(d.decode(), c) for c, d in docs]
     monkeypatch.setattr(markdown, "_TREE", [None])
     assert [headings_for(d.decode(), c) for c, d in docs] == walked
-    assert [reference.markdown_headings(d.decode()) for _c, d in docs] == walked
+    assert [[] if _lone_cr(d) else reference.markdown_headings(d.decode())
+            for _c, d in docs] == walked
 
 
 def test_chunk_id_is_the_canonical_json_hash() -> None:

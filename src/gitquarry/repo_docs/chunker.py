@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -29,6 +30,9 @@ from operator import add, not_
 
 from gitquarry.parsing.markdown import Heading, HeadingRow, title_from_line
 from gitquarry.repo_docs.policy import canonical_json
+
+#: a carriage return that does not start a CRLF pair
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 CHUNK_POLICY_ID = "repo-docs-sections-v1"
 DEFAULT_MAX_CHARS = 1500
@@ -127,7 +131,14 @@ def headings_for(text: str, content_class: str) -> list[Heading]:
 def _heading_rows(text: str, content_class: str, data: bytes | None,
                   lines: list[str] | None) -> list[HeadingRow]:
     """``headings_for`` as ``(level, title, line_start, line_end, title_line)`` rows;
-    ``data``: ``text``'s UTF-8 bytes, ``lines``: ``text.split("\\n")``, when at hand."""
+    ``data``: ``text``'s UTF-8 bytes, ``lines``: ``text.split("\\n")``, when at hand.
+
+    A document with a lone carriage return (old Mac line endings) has no headings: the
+    parsers count a lone CR as a line break, while lines, citations and line ranges here are
+    LF-delimited (as Git's), so their heading lines would point past the document or at the
+    wrong line; such a file is chunked as plain text instead."""
+    if "\r" in text and _LONE_CR.search(text):
+        return []
     if content_class == "markdown":
         from gitquarry.parsing.markdown import heading_rows  # the parser on first use
 
