@@ -88,6 +88,8 @@ class LexicalIndex:
         self.rows: list[Row] = []
         #: per section (``sections`` rowid - 1): the indexes into ``rows`` of its chunks
         self.sections: list[list[int]] = []
+        #: per chunk id: the ``sections`` rowids of the sections holding it
+        self.chunk_sections: dict[str, list[int]] = {}
         self.nbytes = 0
         self._lock = threading.Lock()
         self._by_chunk: tuple[int, dict[str, Row]] = (0, {})
@@ -151,6 +153,9 @@ class LexicalIndex:
         sections: list[tuple[int, str, str, str, str]] = []
         for first, members, texts in groups:
             self.sections.append(members)
+            for i in members:
+                self.chunk_sections.setdefault(self.rows[i].chunk_id, []).append(
+                    len(self.sections))
             sections.append((len(self.sections), indexed_path, indexed_title,
                              heading(first.heading_path), "\n".join(texts)))
         with self._lock:
@@ -202,6 +207,29 @@ class LexicalIndex:
             fused[i] = fused.get(i, 0.0) + 1.0 / (SECTION_RRF_K + r + 1)
         ordered = sorted(fused.items(), key=lambda t: (-t[1], t[0]))[:limit]
         return [(self.rows[i], chunk_score.get(i, 0.0)) for i, _f in ordered]
+
+    def holding_every_word(self, query: str, chunk_ids: Iterable[str]) -> set[str]:
+        """The ids among ``chunk_ids`` whose heading section holds every word of ``query``
+        (the AND of ``fts5_match_expression``'s words over the section's path, title,
+        heading path and text: the ``sections`` table). Empty when the query has no
+        searchable word; ids not in this index are ignored."""
+        expression = fts5_match_expression(query, "AND")
+        wanted = set(chunk_ids)
+        if not expression or not wanted:
+            return set()
+        section_of: dict[int, list[str]] = {}
+        for chunk in wanted:
+            for sid in self.chunk_sections.get(chunk, ()):
+                section_of.setdefault(sid, []).append(chunk)
+        if not section_of:
+            return set()
+        out: set[str] = set()
+        rowids = list(section_of)
+        for start in range(0, len(rowids), 500):
+            batch = rowids[start : start + 500]
+            for sid, _s in self._ranked("sections", expression, len(batch), batch):
+                out.update(section_of[sid + 1])
+        return out
 
     def close(self) -> None:
         self.conn.close()

@@ -9,7 +9,9 @@
   (``gitquarry.retrieval.vectors``), fused with RRF (``gitquarry.retrieval.fusion``, the
   history corpus's code) by heading section (``fuse_sections``) — only when the set for
   the configured embedding namespace is ``ready`` or ``partial`` (then only embedded chunks
-  take part, with a ``partial_revision_set`` warning). Otherwise full-text ranking is used
+  take part, with a ``partial_revision_set`` warning). Then the lexical floor
+  (``DOCS_LEXICAL_FLOOR``): each of full-text's first 5 hits whose heading section holds
+  every query word stays in the hybrid top 10. Otherwise full-text ranking is used
   and a typed warning says why (``revision_set_missing``, ``namespace_mismatch``,
   ``embedding_provider_unavailable``).
 
@@ -38,7 +40,13 @@ from typing import TYPE_CHECKING, Any
 from gitquarry.repo_docs.hydrate import Hydrator
 from gitquarry.repo_docs.lexical import LexicalIndex, Row, section_key
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
-from gitquarry.retrieval.fusion import normalise_rrf, rrf_fuse, rrf_fuse_partial
+from gitquarry.retrieval.fusion import (
+    LexicalFloor,
+    floor_lexical,
+    normalise_rrf,
+    rrf_fuse,
+    rrf_fuse_partial,
+)
 from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
 
 if TYPE_CHECKING:
@@ -76,6 +84,44 @@ class SemanticSide:
     matrix: np.ndarray
     embed_query: Callable[[str], np.ndarray]
     ranking: np.ndarray | None = None
+
+
+#: The docs corpus's lexical floor (``retrieval.fusion.LexicalFloor``, the rule history
+#: search applies): each of full-text's first ``keep`` hits whose heading section holds every
+#: query word stays within the first ``window`` places of the hybrid ranking. ``keep = 0``:
+#: off. On the click and flask dev sets it changes no question's answer (it never fires
+#: there): a promise, not a gain. docs/performance.md, "Repository docs: a lexical floor
+#: (2026-12-02, s5-docs-floor)".
+DOCS_LEXICAL_FLOOR = LexicalFloor(keep=5, window=10)
+
+
+def default_docs_floor() -> LexicalFloor:
+    """The docs floor in use (read at call time, so benchmarks can swap it)."""
+    return DOCS_LEXICAL_FLOOR
+
+
+def apply_docs_floor(fused: list[tuple[str, float]], lexical: list[str], query: str,
+                     index: LexicalIndex, rows: dict[str, Row], floor: LexicalFloor, *,
+                     embedded: set[str] | None = None) -> list[tuple[str, float]]:
+    """``fused`` (hybrid's (chunk id, score) order, best first) with ``floor`` applied: each
+    of ``lexical``'s (full-text's chunk ids, best first) first ``floor.keep`` ids whose
+    heading section holds every word of ``query`` (``LexicalIndex.holding_every_word``) is
+    moved into the first ``floor.window`` places (``retrieval.fusion.floor_lexical``; scores
+    stay with the places). With ``embedded`` (a partial set) the full-text hits whose section
+    has no embedded chunk are pinned: the floor never moves one down (issue 20 §4). Returns
+    ``fused`` unchanged when the floor is off or nothing needs placing."""
+    if floor.keep <= 0 or floor.window <= 0 or not fused:
+        return fused
+    head = lexical[: floor.keep]
+    every = index.holding_every_word(query, head)
+    protected = [chunk for chunk in head if chunk in every]
+    if not protected:
+        return fused
+    pinned: list[str] = []
+    if embedded is not None:
+        with_vectors = {section_key(rows[c]) for c in embedded if c in rows}
+        pinned = [c for c in lexical if section_key(rows[c]) not in with_vectors]
+    return floor_lexical(fused, protected, floor.window, pinned=pinned)
 
 
 MAX_HEADING_CHARS = 300
@@ -188,6 +234,8 @@ def rank(
     if len(rankings) > 1:
         fused = fuse_sections(fused, rankings, used_weights, rrf_k, rows_by_chunk,
                               embedded=embedded)
+        fused = apply_docs_floor(fused, rankings[0], query, index, rows_by_chunk,
+                                 default_docs_floor(), embedded=embedded)
 
     def candidates() -> Iterator[Candidate[str]]:
         for chunk, fused_score in fused:
