@@ -23,7 +23,7 @@ class _Migration:
     module is on every command's import path (issue 21 §1;
     ``tests/test_plain_records.py`` compares it with the dataclass)."""
 
-    __slots__ = ("name", "fn")
+    __slots__ = ("fn", "name")
     __match_args__ = ("name", "fn")
     name: str
     fn: MigrationFn
