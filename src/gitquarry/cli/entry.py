@@ -11,11 +11,24 @@ codes stay Click's. ``history … --json`` is answered by ``cli.fast`` (the same
 no Typer, Rich or pydantic; through the daemon when one runs) when it understands the whole
 command line; it falls back here otherwise. ``repo-docs search … --json`` likewise by
 ``cli.fast_docs``.
+
+A ``history`` or ``repo-docs`` command line runs NumPy's BLAS on one thread
+(:func:`_one_blas_thread`, before NumPy loads, never over the user's setting), as the MCP
+server and the daemon do (``embedding.process_kind``): a one-shot search makes one
+matrix-vector product, after which OpenBLAS's second thread busy-waits until the process ends.
+The cosines are the same values (``tests/embedding/test_blas_threads.py``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+
+#: ``embedding.process_kind.BLAS_THREADS_VARIABLE`` (not imported: it imports ``typing``, a
+#: cost on the thin-client path; ``tests/test_cli_imports.py`` checks they are equal)
+BLAS_THREADS_VARIABLE = "OPENBLAS_NUM_THREADS"
+#: the first words of the command lines that search (and may rank by cosine)
+_SEARCHING = ("history", "repo-docs")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -34,6 +47,8 @@ def _main(argv: list[str] | None) -> None:
         sys.stdout.write(f"gitquarry {__version__}\n")
         sys.stdout.flush()
         sys.exit(0)
+    if args[:1] and args[0] in _SEARCHING:
+        _one_blas_thread()
     from gitquarry.cli.fast import try_fast
 
     try_fast(list(args))  # exits when it answered (history --json)
@@ -44,3 +59,10 @@ def _main(argv: list[str] | None) -> None:
     from gitquarry.cli.app import main as full_main
 
     full_main(argv)
+
+
+def _one_blas_thread() -> None:
+    """NumPy's BLAS on one thread for this process (see the module docstring): set only while
+    NumPy is not imported yet and the user has not set it."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(BLAS_THREADS_VARIABLE, "1")
