@@ -11,44 +11,15 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError
+from dataclasses import dataclass
 
 MigrationFn = Callable[[sqlite3.Connection], None]
 
 
+@dataclass(frozen=True)
 class _Migration:
-    """One registered step: what ``@dataclass(frozen=True)`` with fields ``name``, ``fn`` made
-    (the same ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and frozen attributes),
-    written out: ``dataclasses`` compiles those methods at every process start, and this
-    module is on every command's import path (issue 21 §1;
-    ``tests/test_plain_records.py`` compares it with the dataclass)."""
-
-    __slots__ = ("fn", "name")
-    __match_args__ = ("name", "fn")
     name: str
     fn: MigrationFn
-
-    def __init__(self, name: str, fn: MigrationFn) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "fn", fn)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, fn={self.fn!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, _Migration)
-            return (self.name, self.fn) == (other.name, other.fn)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.fn))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 class Migrations:

@@ -50,7 +50,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from dataclasses import FrozenInstanceError
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,38 +63,10 @@ PERSIST_FORMAT = 1
 COMPACT_BRANCHES = 2
 
 
+@dataclass(frozen=True)
 class _Ref:
-    """One ref as listed: what ``@dataclass(frozen=True)`` with fields ``name``, ``order`` made
-    (the same ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and frozen attributes),
-    written out so that no method is compiled at import (issue 21 §1;
-    ``tests/test_plain_records.py`` compares it with the dataclass)."""
-
-    __slots__ = ("name", "order")
-    __match_args__ = ("name", "order")
     name: str
     order: tuple[int, int, int, str]  # repository, kind, tag time, name
-
-    def __init__(self, name: str, order: tuple[int, int, int, str]) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "order", order)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r}, order={self.order!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, _Ref)
-            return (self.name, self.order) == (other.name, other.order)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.order))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 def short_ref(ref: str) -> tuple[str, int]:
