@@ -241,6 +241,55 @@ def _merged(git_dir: Path, parents: tuple[str, ...]) -> list[str] | None:
     return None if brought is None or brought == MANY else list(brought)
 
 
+#: keep the merge fold's per-index-state answers (``_StateMemo``) across queries; False
+#: recomputes them per query (tests compare the answers both ways)
+STATE_MEMO = True
+#: changed-line sets kept per index state (commits; least recently used dropped first)
+_LINES_MAX = 2048
+#: brought-in answers kept per index state (merges)
+_BROUGHT_STATE_MAX = 8192
+
+
+class _StateMemo:
+    """What the merge fold derives from one index state alone, shared by every query of that
+    state on one connection (issue 21: nothing derived from the whole index per query):
+    whether the persisted generations are current (the refs fingerprint and its digest,
+    ~2–4 ms a query on git.git), the index's brought-in answer per merge, and the changed
+    lines per commit. Every value is a function of the database content, so it is exact for
+    as long as the state is the same.
+
+    The state is ``(PRAGMA data_version, total_changes)`` of the connection, read inside the
+    search's read transaction: ``data_version`` changes when another connection's commit
+    becomes visible to this one (SQLite re-reads it as a read transaction starts) and
+    ``total_changes`` when this connection writes; the same pair is what
+    ``RefContainment.refresh`` trusts. A ref moved by git outside gitquarry is not in the
+    index until an index run records it, and that run's commit moves ``data_version``. The
+    connection is held, so its identity cannot be reused by another."""
+
+    def __init__(self, conn: sqlite3.Connection, seen: tuple[int, int]) -> None:
+        self.conn, self.seen = conn, seen
+        self.generations: bool | None = None
+        self.brought: OrderedDict[tuple[str, ...], list[str] | None] = OrderedDict()
+        self.lines: OrderedDict[int, frozenset[str]] = OrderedDict()
+
+
+_memo: _StateMemo | None = None
+_memo_lock = threading.Lock()
+
+
+def _state_memo(conn: sqlite3.Connection) -> _StateMemo | None:
+    """The memo of ``conn``'s current index state (a new one when the state moved), or None
+    with ``STATE_MEMO`` off or outside a transaction (each statement its own snapshot)."""
+    global _memo
+    if not STATE_MEMO or not conn.in_transaction:
+        return None
+    seen = (int(conn.execute("PRAGMA data_version").fetchone()[0]), conn.total_changes)
+    with _memo_lock:
+        if _memo is None or _memo.conn is not conn or _memo.seen != seen:
+            _memo = _StateMemo(conn, seen)
+        return _memo
+
+
 class MergeFolder:
     """Which ranked commit a merge is folded under (see the module docstring), asked once per
     merge per query: the commits it brought in (``P2 … ^P1``, at most ``MAX_MERGED``), from
@@ -269,6 +318,15 @@ class MergeFolder:
         self._rows: dict[str, tuple[list[str], int, int]] = {}  # commits the walks read
         self.index_answers = 0  # merges answered from the index's commit graph (tests)
         self.git_answers = 0  # merges asked of git (tests, benchmark)
+        self._memo_read = False
+        self._memo: _StateMemo | None = None
+
+    def _state(self) -> _StateMemo | None:
+        """This query's ``_StateMemo`` (read once per folder: one search, one snapshot)."""
+        if not self._memo_read:
+            self._memo_read = True
+            self._memo = _state_memo(self.conn)
+        return self._memo
 
     def host(self, merge_id: int, parents: Sequence[str], position: dict[int, int]) -> int | None:
         """The id of the ranked non-merge commit to fold merge ``merge_id`` under, or None.
@@ -317,18 +375,35 @@ class MergeFolder:
         """The commits the merge brought in: from the index's commit graph when its
         persisted generations describe this index state (``history.index.generations``),
         else, or where the index cannot tell, from git (``_merged``)."""
+        memo = self._state()
         if self._generations is None:
-            from gitquarry.history.index.generations import current_generations
+            if memo is not None and memo.generations is not None:
+                self._generations = memo.generations
+            else:
+                from gitquarry.history.index.generations import current_generations
 
-            self._generations = current_generations(
-                self.conn, RefContainment.digest(RefContainment._fingerprint(self.conn)))
+                self._generations = current_generations(
+                    self.conn, RefContainment.digest(RefContainment._fingerprint(self.conn)))
+                if memo is not None:
+                    memo.generations = self._generations
         if self._generations:
             from gitquarry.history.index.generations import ASK_GIT, brought_in
 
+            key = parents  # the index's answer depends on the parents alone
+            if memo is not None and key in memo.brought:
+                memo.brought.move_to_end(key)
+                self.index_answers += 1
+                kept = memo.brought[key]
+                return None if kept is None else list(kept)
             found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows)
             if found != ASK_GIT:
                 self.index_answers += 1
-                return None if found is None else list(found)
+                answer = None if found is None else list(found)
+                if memo is not None:
+                    memo.brought[key] = answer
+                    while len(memo.brought) > _BROUGHT_STATE_MAX:
+                        memo.brought.popitem(last=False)
+                return None if answer is None else list(answer)
         self.git_answers += 1
         return _merged(git_dir, parents)
 
@@ -350,6 +425,13 @@ class MergeFolder:
         return found >= missing
 
     def _changed_lines(self, ids: list[int]) -> dict[int, frozenset[str]]:
+        memo = self._state()
+        if memo is not None:
+            for i in ids:
+                kept = memo.lines.get(i)
+                if kept is not None and i not in self._lines:
+                    memo.lines.move_to_end(i)
+                    self._lines[i] = kept
         todo = [i for i in ids if i not in self._lines]
         if todo:
             marks = ",".join("?" * len(todo))
@@ -358,6 +440,10 @@ class MergeFolder:
                 todo,
             ):
                 self._lines[int(cid)] = changed_lines(delta or "")
+                if memo is not None:
+                    memo.lines[int(cid)] = self._lines[int(cid)]
+                    while len(memo.lines) > _LINES_MAX:
+                        memo.lines.popitem(last=False)
         return {i: self._lines.get(i, frozenset()) for i in ids}
 
 

@@ -1,0 +1,117 @@
+"""Issue 21 target 3 (s5-warm-pipeline): the merge fold's per-index-state memo
+(``candidate_stream._StateMemo``: generations current, brought-in answers, changed lines)
+changes cost, never answers. One long-lived connection (as the MCP server keeps it) answers
+the same with the memo on and off, before and after git moves a ref and adds commits outside
+gitquarry and an index run records them, and a state change made by another connection is
+seen on the next query."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from gitquarry.history.index import generations
+from gitquarry.history.search import candidate_stream
+from gitquarry.history.search.candidate_stream import MergeFolder
+from gitquarry.history.search.engine import search_git_history
+from gitquarry.store import open_store
+
+from .conftest import GitRepo, Indexer
+from .test_merge_generations import _random_history
+
+QUERIES = ("change", "fork", "merge change", "root change", "main moves")
+
+
+def _answers(store: Any) -> dict[str, Any]:
+    out = {}
+    for q in QUERIES:
+        response = search_git_history(store, q, mode="lexical", top_n=100, ranking_depth=120)
+        out[q] = ([asdict(r) for r in response.results],
+                  [asdict(m) for m in response.more], response.pipeline)
+    return out
+
+
+def _both(store: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    monkeypatch.setattr(candidate_stream, "STATE_MEMO", False)
+    off = _answers(store)
+    monkeypatch.setattr(candidate_stream, "STATE_MEMO", True)
+    on = _answers(store)
+    again = _answers(store)  # answered from the memo filled by ``on``
+    assert on == off and again == off
+    return off
+
+
+def test_answers_equal_with_the_memo_on_and_off_across_index_states(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: GitRepo = make_repo()
+    _random_history(repo, 7, 120)
+    indexer.run()
+    live = open_store(indexer.db_path)  # one connection for every query below
+    try:
+        first = _both(live, monkeypatch)
+        assert any(r["copies"] for results, _, _ in first.values() for r in results)
+        # git moves a ref and adds commits and a merge outside gitquarry; an index run (its
+        # own connection) records them
+        repo.git("branch", "-f", "moved", "main~3")
+        repo.git("checkout", "-q", "-f", "-b", "side", "main~2")
+        repo.commit({"s1.txt": "1\n"}, "side change one")
+        repo.commit({"s2.txt": "2\n"}, "side change two")
+        repo.git("checkout", "-q", "-f", "main")
+        repo.git("merge", "-q", "--no-ff", "-m", "merge change side", "side")
+        indexer.run()
+        second = _both(live, monkeypatch)
+        assert second != first  # the new state is seen by the long-lived connection
+        fresh = open_store(indexer.db_path)
+        try:
+            monkeypatch.setattr(candidate_stream, "STATE_MEMO", False)
+            assert _answers(fresh) == second
+        finally:
+            fresh.close()
+    finally:
+        live.close()
+
+
+def test_a_state_change_by_another_connection_is_seen_on_the_next_query(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: GitRepo = make_repo()
+    _random_history(repo, 6, 50, skew=False)
+    indexer.run()
+    walks = []
+    real = generations.brought_in
+    monkeypatch.setattr(generations, "brought_in",
+                        lambda *a, **k: walks.append(1) or real(*a, **k))
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        position = {cid: n for n, (cid,) in enumerate(conn.execute(
+            "SELECT id FROM git_commits"))}
+
+        def fold() -> tuple[list[int | None], MergeFolder]:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                folder = MergeFolder(conn)
+                return [folder.host(m, merges[m], position) for m in merges], folder
+            finally:
+                conn.execute("ROLLBACK")
+
+        hosts, folder = fold()
+        assert folder.index_answers == len(merges) and len(walks) == len(merges)
+        again, folder = fold()  # same state: every answer from the memo, no walk
+        assert again == hosts and folder.index_answers == len(merges)
+        assert len(walks) == len(merges)
+        other = open_store(indexer.db_path)
+        try:  # another connection makes the persisted generations stale
+            with other.atomic() as c:
+                c.execute("UPDATE commit_generations_meta SET digest = 'stale'")
+        finally:
+            other.close()
+        later, folder = fold()
+        assert later == hosts
+        assert folder.git_answers == len(merges) and folder.index_answers == 0
+    finally:
+        live.close()
