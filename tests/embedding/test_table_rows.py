@@ -68,11 +68,11 @@ def whole_table_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _texts() -> list[str]:
-    """Every fourth of the 96 real commit documents (the unoptimised whole-table graph is
+    """Every twelfth of the 96 real commit documents (the unoptimised whole-table graph is
     slow: the full set takes minutes on the shared machine), queries, odd texts."""
     docs = [json.loads(line)["text"]
             for line in (DATA / "commit_documents.jsonl").read_text("utf-8").splitlines()]
-    return docs[::4] + QUERIES + ["répertoire 数据 naïve 🙂", "a" * 3000]
+    return docs[::12] + QUERIES + ["répertoire 数据 naïve 🙂", "a" * 3000]
 
 
 def test_the_reference_is_the_earlier_shipped_file(whole_table_file: Path) -> None:
