@@ -16,8 +16,9 @@ This is the reproducible derivation behind ``src/gitquarry/embedding/models/mini
 4. **Quantisation.** ``onnxruntime.quantization.quantize_dynamic`` with per-channel int8
    weights, only on the operators in ``--op-types`` (default: ``MatMul`` and ``Attention``)
    whose weight input is a constant; activations are quantised at run time (uint8). The word
-   embedding table is stored as int8 with a scale per row, turned back into fp32 by
-   ``Cast``/``Mul`` nodes that ONNX Runtime folds at load (a 23 MB file instead of 58 MB).
+   embedding table is stored as int8 with a scale per row (a 23 MB file instead of 58 MB);
+   each run gathers the rows of its token ids and turns only those back into fp32 (``Cast``,
+   ``Mul``) for EmbedLayerNormalization (``gather_table_rows``).
 5. **Quality gate.** Every document in ``--reference-docs`` (real commit documents) is embedded
    by the fp32 graph and by the int8 file with the runtime's pipeline (WordPiece, 256 tokens,
    mean pooling, L2 normalisation); the build fails unless the mean cosine is >= 0.98 and the
@@ -310,10 +311,9 @@ def quantise(fused_path: Path, out_path: Path, op_types: list[str], *,
 
 
 def store_table_int8(model_path: Path, name: str = "word_embeddings") -> None:
-    """Store the embedding table ``name`` as int8 with one scale per row (symmetric), read
-    back through ``Cast`` and ``Mul`` nodes on initializers, which ONNX Runtime folds into the
-    fp32 table when the session loads: the file shrinks by ~35 MB and the run-time graph is
-    the same as with the fp32 table (only the table's rounding differs)."""
+    """Store the embedding table ``name`` as int8 with one scale per row (symmetric), and
+    dequantise only the rows a run looks up (:func:`gather_table_rows`): the file shrinks by
+    ~35 MB against the fp32 table (only the table's rounding differs from it)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -333,7 +333,73 @@ def store_table_int8(model_path: Path, name: str = "word_embeddings") -> None:
                               name=f"{name}_dequantise")]
     for node in reversed(nodes):
         graph.node.insert(0, node)
+    gather_table_rows(model, name)
     onnx.save(model, str(model_path))
+
+
+def gather_table_rows(model: Any, name: str = "word_embeddings") -> None:
+    """Rewire ``model`` (an ``onnx.ModelProto``, changed in place) so that the int8 table
+    ``name`` is dequantised per looked-up row instead of whole on every run.
+
+    Before: ``name = Cast(name_int8) * name_scale`` (the whole 30522 x 384 table, ~11.7 M
+    elements, on every run unless ONNX Runtime constant-folds it at load: ~110 ms more CPU
+    per load and a 47 MB fp32 copy kept by the session) feeds EmbedLayerNormalization with
+    ``input_ids``. After: the ``batch * sequence`` rows of ``input_ids`` are gathered from
+    ``name_int8`` and ``name_scale``, dequantised by the same ``Cast`` and ``Mul``, and the
+    EmbedLayerNormalization reads them as its table with row ids ``0 .. batch*sequence-1``
+    in ``input_ids``' shape (its position ids are still ``0 .. sequence-1`` per text). Each
+    embedding element is the same float32 product of the same two numbers, so the outputs
+    are bitwise those of the old graph (``tests/embedding/test_table_rows.py``).
+
+    :raises ValueError: the graph has not the ``Cast``/``Mul``/EmbedLayerNormalization
+        shape that :func:`store_table_int8` writes.
+    """
+    from onnx import TensorProto, helper
+
+    graph = model.graph
+    by_output = {n.output[0]: n for n in graph.node}
+    mul, embed = by_output.get(name), None
+    cast = by_output.get(f"{name}_float")
+    for node in graph.node:
+        if node.op_type == "EmbedLayerNormalization" and node.input[2] == name:
+            embed = node
+    if (mul is None or cast is None or embed is None or mul.op_type != "Mul"
+            or cast.op_type != "Cast" or list(cast.input) != [f"{name}_int8"]
+            or list(mul.input) != [f"{name}_float", f"{name}_scale"]):
+        raise ValueError(f"{name}: not the Cast/Mul/EmbedLayerNormalization graph expected")
+    ids32 = by_output[embed.input[0]]  # Cast(input_ids) to int32, read only by it
+    if ids32.op_type != "Cast" or any(embed.input[0] in n.input for n in graph.node
+                                      if n is not embed):
+        raise ValueError(f"{embed.input[0]}: not a Cast of the input ids read only by "
+                         "EmbedLayerNormalization")
+    ids = ids32.input[0]
+    p = f"{name}_rows"
+    graph.initializer.extend([
+        helper.make_tensor(f"{p}_flat_shape", TensorProto.INT64, [1], [-1]),
+        helper.make_tensor(f"{p}_zero", TensorProto.INT64, [], [0]),
+        helper.make_tensor(f"{p}_one", TensorProto.INT64, [], [1]),
+    ])
+    nodes = [
+        helper.make_node("Reshape", [ids, f"{p}_flat_shape"], [f"{p}_ids"], name=f"{p}_flat"),
+        helper.make_node("Gather", [f"{name}_int8", f"{p}_ids"], [f"{p}_int8"], axis=0,
+                         name=f"{p}_gather"),
+        helper.make_node("Gather", [f"{name}_scale", f"{p}_ids"], [f"{p}_scale"], axis=0,
+                         name=f"{p}_gather_scale"),
+        helper.make_node("Cast", [f"{p}_int8"], [f"{name}_float"], name=f"{name}_cast",
+                         to=TensorProto.FLOAT),
+        helper.make_node("Mul", [f"{name}_float", f"{p}_scale"], [name],
+                         name=f"{name}_dequantise"),
+        helper.make_node("Size", [ids], [f"{p}_count"], name=f"{p}_size"),
+        helper.make_node("Range", [f"{p}_zero", f"{p}_count", f"{p}_one"], [f"{p}_range"],
+                         name=f"{p}_range"),
+        helper.make_node("Shape", [ids], [f"{p}_shape"], name=f"{p}_shape"),
+        helper.make_node("Reshape", [f"{p}_range", f"{p}_shape"], [f"{p}_index"],
+                         name=f"{p}_index"),
+    ]
+    ids32.input[0] = f"{p}_index"  # the row ids, cast to int32 where the input ids were
+    kept = [n for n in graph.node if n is not cast and n is not mul]
+    del graph.node[:]  # (extend copies the messages)
+    graph.node.extend(nodes + kept)
 
 
 # ----------------------------------------------------------------------------- quality
@@ -484,6 +550,8 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
             "quantised_op_types": op_types, "per_channel": True, "weight_type": "int8",
             "activation_type": "uint8 (dynamic)", "reduce_range": reduce_range,
             "MatMulConstBOnly": True,
+            "embedding_table": "int8, one scale per row; the rows of the input ids gathered, "
+                               "then dequantised",
             "quantised_ops": {op: n for op, n in sorted(quant_counts.items())
                               if op in ("MatMulInteger", "DynamicQuantizeMatMul", "QAttention",
                                         "MatMul", "DynamicQuantizeLinear")},

