@@ -47,6 +47,10 @@ The s4-encoder run (``tools/commit_encoder/s4-encoder-run1/``; index-shaped docu
     /tmp/enc/bin/python tools/train_commit_encoder.py --pairs /tmp/pairs_v2.jsonl \
         --out /tmp/commit-encoder --max-pairs 3200 --train-layers 2 --hard-negatives \
         --threads 2 --lr 3e-5 --seed 13
+
+The s5-encoder run (``tools/commit_encoder/s5-encoder-run1/``; the same command on the pairs
+``tools/commit_encoder/select_bm25_misses.py --against document --limit 3200`` selects,
+not evaluated by the round's deadline: docs/embedding.md).
 """
 
 from __future__ import annotations
