@@ -68,6 +68,7 @@ async def _run(project: Path, anchor: Path, calls: int, env: dict[str, str]) -> 
             pid = next(iter(_children() - before))
             sides[side] = {"session": session, "pid": pid, "cpu": [], "idle": _rss(pid)}
         identical = True
+        differences: list[dict[str, Any]] = []  # the first few queries answered differently
         for i, query in enumerate(_queries(calls + 1, 7)):
             order = ("anchor", "this") if i % 2 == 0 else ("this", "anchor")
             texts = {}
@@ -81,8 +82,12 @@ async def _run(project: Path, anchor: Path, calls: int, env: dict[str, str]) -> 
                 if result.is_error:
                     raise RuntimeError(f"{side} call {i} failed: {result.content}")
                 texts[side] = _answer(result.content[0].text)
-            identical = identical and texts["anchor"] == texts["this"]
-        out: dict[str, Any] = {"identical": identical}
+            if texts["anchor"] != texts["this"]:
+                identical = False
+                if len(differences) < 3:
+                    differences.append({"query": query, "anchor": json.loads(texts["anchor"]),
+                                        "this": json.loads(texts["this"])})
+        out: dict[str, Any] = {"identical": identical, "differences": differences}
         for side, s in sides.items():
             out[side] = {"server_cpu_p50_ms": round(statistics.median(s["cpu"]), 1),
                          "server_cpu_p95_ms": round(pct(s["cpu"], 95), 1),
