@@ -531,6 +531,11 @@ def test_index_made_by_another_user_state_is_not_ours(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "elsewhere"))
     code, _, err = cli("history", "parser", "--project", str(ws))
     refused(code, err, "this installation did not create it")
+    # the message names the state directory it looked in and how to match it (an MCP
+    # client's reduced environment is the usual cause)
+    flat = " ".join(err.split())
+    assert str(tmp_path / "elsewhere" / "gitquarry" / "owned-indexes") in flat, err
+    assert "XDG_STATE_HOME" in flat, err
 
 
 @pytest.mark.slow  # issue 24: 3-4 s (a real MCP session or subprocesses); CI runs it

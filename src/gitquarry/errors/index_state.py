@@ -182,7 +182,10 @@ class IndexUntrustedError(IndexAccessError):
 
     code = "index_untrusted"
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path, reason: str, records: Path | None = None) -> None:
+        """``records``: the state directory's folder of owner tokens that was looked in
+        (named in the message: an index built under another ``XDG_STATE_HOME`` or ``HOME``,
+        as an MCP client's reduced environment can give, reads as foreign there)."""
         if reason == "legacy":
             why = ("it was made by an older gitquarry (or by something pretending to be "
                    "one) and has not been adopted yet")
@@ -190,8 +193,12 @@ class IndexUntrustedError(IndexAccessError):
                       "while git does not track it), or `gitquarry rebuild-index` to build "
                       "a new one")
         else:
-            why = "this installation did not create it (its owner token is not recorded)"
-            remedy = ("run `gitquarry index` to set it aside and build a new one, or "
+            why = "this installation did not create it (its owner token is not recorded"
+            why += f" in {records})" if records is not None else ")"
+            remedy = ("if it was built by this user under another state directory "
+                      "(`XDG_STATE_HOME` or `HOME` set differently, e.g. in an MCP client's "
+                      "environment), run this command with the same one; otherwise run "
+                      "`gitquarry index` to set it aside and build a new one, or "
                       "`gitquarry rebuild-index`")
         if path.name == DOCS_CACHE_NAME:
             remedy = ("run `gitquarry repo-docs index` to adopt it or set it aside and build "

@@ -313,7 +313,7 @@ def open_store(
                 existed = False  # nothing in it to trust or distrust: stamped as new
             elif kind != "ours":
                 if not writer or read_only:
-                    raise IndexUntrustedError(path, kind)
+                    raise IndexUntrustedError(path, kind, trust.records_dir())
                 if kind == "foreign":
                     conn.close()
                     aside = trust.set_aside(path)
