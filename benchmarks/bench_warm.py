@@ -124,6 +124,8 @@ def run(db: Path, n: int, passes: int, mode: str, query_file: Path | None,
                         module.enable(False)
                     caches[side].enable(side != "fts5")
                     lexical.phrase_cache = caches[side]
+                    if semantic is not None:  # every side pays its own query embedding
+                        semantic._last_query = None
                     t, c = time.perf_counter(), time.process_time()
                     th = time.thread_time()
                     resp = search_git_history(store, mode=mode, semantic=semantic, top_n=10,
