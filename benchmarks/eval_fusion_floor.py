@@ -32,6 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_history import _matches, score_results
+from fusion_offline import score  # R@10 / MRR@10 per kind of one rule
 from gitquarry.retrieval.fusion import floor_lexical, rrf_fuse
 
 SHAPES = {"keyword": (1.0, 0.5), "mixed": (1.0, 1.0), "natural": (1.0, 2.0)}
@@ -110,17 +111,6 @@ def precision(rows: list[Row]) -> dict[str, dict[str, float]]:
                 add("lexical top 5, every word", rel(h))
     return {k: {"n": n, "relevant": r, "precision": round(r / n, 4)}
             for k, (n, r) in tally.items()}
-
-
-def score(rows: list[Row], rule: Rule) -> dict[str, Any]:
-    per: dict[str, list[tuple[int | None, float]]] = {}
-    for row in rows:
-        rank, recall = score_results(rule(row)[:10], row["relevant"])
-        for kind in ("all", row["kind"] or "other"):
-            per.setdefault(kind, []).append((rank, recall))
-    return {kind: {"n": len(v), "recall@10": round(sum(r for _, r in v) / len(v), 4),
-                   "mrr@10": round(sum(1 / x for x, _ in v if x) / len(v), 4)}
-            for kind, v in per.items()}
 
 
 def main(argv: list[str]) -> int:

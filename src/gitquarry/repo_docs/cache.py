@@ -309,16 +309,24 @@ class DocsCache:
                                (key, dimensions))
             return int(cur.lastrowid or 0)
 
-    def chunks_with_vectors(self, namespace_id: int, chunk_ids: Iterable[str]) -> set[str]:
-        wanted = list(dict.fromkeys(chunk_ids))
+    def _present(self, table: str, column: str, namespace_id: int,
+                 keys: Iterable[str]) -> set[str]:
+        """The ``keys`` that ``table`` holds in ``column`` for ``namespace_id`` (asked 500
+        at a time: SQLite's bound-parameter limit). ``table``/``column`` are this module's
+        own constants, never input."""
+        wanted = list(dict.fromkeys(keys))
         have: set[str] = set()
         for i in range(0, len(wanted), 500):
             part = wanted[i : i + 500]
             marks = ",".join("?" * len(part))
             have.update(str(r[0]) for r in self.conn.execute(
-                f"SELECT chunk_id FROM vectors WHERE namespace_id = ? AND chunk_id IN ({marks})",
-                (namespace_id, *part)))
+                f"SELECT {column} FROM {table} WHERE namespace_id = ? AND {column} IN "
+                f"({marks})", (namespace_id, *part)))
         return have
+
+    def chunks_with_vectors(self, namespace_id: int, chunk_ids: Iterable[str]) -> set[str]:
+        """The ``chunk_ids`` that already have a vector in the namespace."""
+        return self._present("vectors", "chunk_id", namespace_id, chunk_ids)
 
     def write_vectors(self, namespace_id: int,
                       rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
@@ -360,15 +368,7 @@ class DocsCache:
 
     def heading_digests(self, namespace_id: int, digests: Iterable[str]) -> set[str]:
         """The ``digests`` (heading-text sha256) that already have a heading vector."""
-        wanted = list(dict.fromkeys(digests))
-        have: set[str] = set()
-        for i in range(0, len(wanted), 500):
-            part = wanted[i : i + 500]
-            marks = ",".join("?" * len(part))
-            have.update(str(r[0]) for r in self.conn.execute(
-                f"SELECT text_sha256 FROM heading_vectors WHERE namespace_id = ? AND "
-                f"text_sha256 IN ({marks})", (namespace_id, *part)))
-        return have
+        return self._present("heading_vectors", "text_sha256", namespace_id, digests)
 
     def write_embedded(self, namespace_id: int,
                        rows: Sequence[tuple[str, str, np.ndarray]],

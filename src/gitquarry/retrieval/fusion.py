@@ -242,6 +242,36 @@ class LexicalGuard:
     blind_rank: int = 0
 
 
+def _place_by_deadline(order: Sequence[K], deadline: dict[K, int]) -> tuple[list[K], set[K]]:
+    """``order`` refilled position by position: an id of ``deadline`` (0-based position it
+    must reach) goes to the current position once that position is its deadline (earliest
+    deadline first), otherwise the next id of ``order`` not placed yet. Returns the new order
+    (the same ids) and the ids placed by their deadline (those that moved up to it). Shared
+    by :func:`guard_lexical` and :func:`floor_lexical`."""
+    due = sorted(deadline, key=deadline.__getitem__)
+    out: list[K] = []
+    placed: set[K] = set()
+    moved: set[K] = set()
+    natural = iter(order)
+    d = 0
+    while len(out) < len(order):
+        while d < len(due) and due[d] in placed:
+            d += 1
+        if d == len(due):  # every deadline met: the rest in the given order
+            out.extend(key for key in natural if key not in placed)
+            break
+        if deadline[due[d]] <= len(out):
+            key = due[d]
+            moved.add(key)
+        else:
+            key = next(natural)
+            if key in placed:
+                continue
+        placed.add(key)
+        out.append(key)
+    return out, moved
+
+
 def guard_lexical(
     fused: Sequence[tuple[K, float]],
     lexical: Sequence[K],
@@ -270,24 +300,8 @@ def guard_lexical(
             deadline[key] = guard.slot * rank  # else: the vectors see it, fusion weighed both
     if not deadline:
         return list(fused)
-    due = sorted(deadline, key=deadline.__getitem__)
-    order: list[K] = []
-    placed: set[K] = set()
-    moved: set[K] = set()
-    natural = iter(key for key, _ in fused)
-    while len(order) < len(fused):
-        slot = len(order) + 1
-        while due and due[0] in placed:
-            due.pop(0)
-        if due and deadline[due[0]] <= slot:
-            key = due.pop(0)
-            moved.add(key)
-        else:
-            key = next(natural)
-            if key in placed:
-                continue
-        placed.add(key)
-        order.append(key)
+    order, moved = _place_by_deadline(
+        [key for key, _ in fused], {key: slot - 1 for key, slot in deadline.items()})
     out: list[tuple[K, float]] = []
     for n, key in enumerate(order):
         value = value_of[key]
@@ -369,25 +383,7 @@ def floor_lexical(
     free = [n for n in range(min(window, len(order))) if order[n] not in deadline]
     slots = free[len(free) - min(len(need), len(free)):]
     deadline.update(zip(need[: len(slots)], slots, strict=True))  # the rest cannot fit
-    due = sorted(deadline, key=deadline.__getitem__)
-    out: list[K] = []
-    placed: set[K] = set()
-    natural = iter(order)
-    d = 0
-    while len(out) < len(order):
-        while d < len(due) and due[d] in placed:
-            d += 1
-        if d == len(due):  # every deadline met: the rest in fused order
-            out.extend(key for key in natural if key not in placed)
-            break
-        if deadline[due[d]] <= len(out):
-            key = due[d]
-        else:
-            key = next(natural)
-            if key in placed:
-                continue
-        placed.add(key)
-        out.append(key)
+    out, _ = _place_by_deadline(order, deadline)
     return [(key, value) for key, (_, value) in zip(out, fused, strict=True)]
 
 
