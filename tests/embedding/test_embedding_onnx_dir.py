@@ -195,7 +195,14 @@ def test_smoothing_keeps_the_function_and_rescues_int8_from_outlier_channels(
         tmp_path: Path) -> None:
     """SmoothQuant is exact in fp32 (a Mul before each weight's MatMul, the weight's rows
     scaled), and on a model with MPNet's kind of outlier channel (one LayerNorm channel ~50×
-    the others) dynamic int8 after smoothing stays close to fp32 where plain int8 does not."""
+    the others) dynamic int8 after smoothing stays close to fp32 and never below plain int8.
+
+    How much plain int8 loses depends on the CPU's int8 kernels. On the machines this test ran
+    on until 2026-12-01 plain int8 fell more than 0.03 pooled cosine below smoothed int8; on
+    one with AVX512-VNNI and AMX (2026-12-02) it stays within 1e-4 of fp32 (ONNX Runtime 1.30
+    and 1.32 alike). The likely cause is the known one: without VNNI, u8×s8 products go
+    through ``vpmaddubsw``, whose int16 pair sums saturate on outlier activations. So the
+    rescue is asserted where the plain model loses."""
     import onnx
 
     builder = _builder()
@@ -227,4 +234,7 @@ def test_smoothing_keeps_the_function_and_rescues_int8_from_outlier_channels(
     plain_cos = [_pooled_cosine(_run(plain, ids), _run(fp32, ids)) for ids in tests]
     smooth_cos = [_pooled_cosine(_run(quantised, ids), _run(fp32, ids)) for ids in tests]
     assert min(smooth_cos) > 0.99, smooth_cos
-    assert np.mean(smooth_cos) > np.mean(plain_cos) + 0.03, (plain_cos, smooth_cos)
+    assert min(s - p for s, p in zip(smooth_cos, plain_cos, strict=True)) > -1e-4, (
+        plain_cos, smooth_cos)
+    if min(plain_cos) < 0.99:  # kernels that saturate (AVX2 without VNNI): smoothing rescues
+        assert np.mean(smooth_cos) > np.mean(plain_cos) + 0.03, (plain_cos, smooth_cos)
