@@ -31,8 +31,12 @@ pytestmark = pytest.mark.slow
 
 
 def _daemons(state_home: str) -> list[int]:
-    """Pids of every ``gitquarry daemon run`` process whose XDG_STATE_HOME is ours."""
-    found: list[int] = []
+    """Pids of every ``gitquarry daemon run`` process whose XDG_STATE_HOME is ours.
+
+    A child the daemon forks (a ``git`` subprocess between fork and exec) shows the daemon's
+    own command line and environment for a moment; a process whose parent is one of the
+    found daemons is such a child, not a second daemon."""
+    found: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -41,11 +45,14 @@ def _daemons(state_home: str) -> list[int]:
             if b"gitquarry" not in cmd or b"daemon" not in cmd or b"run" not in cmd:
                 continue
             environ = (entry / "environ").read_bytes().split(b"\0")
+            status = (entry / "status").read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         if f"XDG_STATE_HOME={state_home}".encode() in environ:
-            found.append(int(entry.name))
-    return found
+            ppid = next((int(line.split()[1]) for line in status.splitlines()
+                         if line.startswith("PPid:")), 0)
+            found[int(entry.name)] = ppid
+    return sorted(pid for pid, ppid in found.items() if ppid not in found)
 
 
 def _lock_record() -> dict[str, Any]:
