@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
               **asyncio.run(_run(args.project.resolve(), args.anchor.resolve(), args.calls,
                                  env)),
               "load_after": os.getloadavg(),
-              "note": "server CPU per call from /proc utime+stime (10 ms ticks)"}
+              "note": "server CPU per call: the sum of its threads' schedstat run time (ns)"}
     print(json.dumps(result, indent=2))
     return 0
 
