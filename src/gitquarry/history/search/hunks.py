@@ -76,15 +76,18 @@ def query_terms(query: str) -> set[str]:
 def line_score(line: str, terms: set[str]) -> float:
     """How well one diff line matches: query words found in it, doubled on a changed line.
 
-    The words are the line's lower-cased words and the lower-cased parts of their
-    identifier expansions (``_word_set``, kept per word: a code base repeats its words)."""
+    The words are the line's words and the parts ``expand_token`` splits them into
+    (``parseConfig`` → ``parse``, ``config``), lower-cased (``_word_set``, kept per word: a
+    code base repeats its words). Every such word is a substring of the lower-cased line, so
+    an ASCII line holding no query term as a substring scores 0 without being split."""
     if not terms or not line:
         return 0.0
-    # ASCII: lower-casing the line first finds the same words, lower-cased (one call)
-    found = _WORD.findall(line.lower()) if line.isascii() else [
-        w.lower() for w in _WORD.findall(line)]
+    if line.isascii():
+        low = line.lower()
+        if not any(t in low for t in terms):
+            return 0.0
     matched: set[str] = set()
-    for w in set(found):
+    for w in set(_WORD.findall(line)):
         expanded = _WORD_SETS.get(w)
         if expanded is None:
             expanded = _word_set(w)
@@ -93,13 +96,13 @@ def line_score(line: str, terms: set[str]) -> float:
     return len(matched) * (2.0 if line[0] in "+-" else 1.0)
 
 
-#: lower-cased word → it and the lower-cased parts of ``expand_token(word)``
+#: word (as written) → it and the parts of ``expand_token(word)``, lower-cased
 _WORD_SETS: dict[str, frozenset[str]] = {}
 _WORD_SETS_MAX = 2048  # ~0.6 MB at most (the MCP server's memory target)
 
 
 def _word_set(word: str) -> frozenset[str]:
-    expanded = frozenset((word, *(p.lower() for p in expand_token(word).split())))
+    expanded = frozenset((word.lower(), *(p.lower() for p in expand_token(word).split())))
     if len(_WORD_SETS) >= _WORD_SETS_MAX:
         _WORD_SETS.clear()
     _WORD_SETS[word] = expanded
