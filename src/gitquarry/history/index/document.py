@@ -1,7 +1,7 @@
 """The text of a commit as the embedding model sees it, and its format's name.
 
 The document's layout and its token budget are one :class:`DocumentFormat`; its ``name``
-(e.g. ``"commit-v2-t128"``) is the ``text_format`` of the embedding namespace, so vectors
+(e.g. ``"commit-v3-t128"``) is the ``text_format`` of the embedding namespace, so vectors
 built from another layout or budget are never compared with these (an index built before a
 change re-embeds).
 
@@ -55,7 +55,7 @@ class DocumentFormat:
 
     @property
     def name(self) -> str:
-        """The namespace's ``text_format``, e.g. ``"commit-v2-t128"``."""
+        """The namespace's ``text_format``, e.g. ``"commit-v3-t128"``."""
         return f"commit-{self.layout}-t{self.max_tokens}"
 
     def max_chars(self, model_tokens: int) -> int:
@@ -216,6 +216,8 @@ _MERGE_PR = lazy_re(r"^Merge pull request #\d+ from (\S+)")
 _ALNUM = lazy_re(r"[A-Za-z0-9]")
 _NON_ALNUM = lazy_re(r"[^A-Za-z0-9]+")
 _BLANKS = lazy_re(r"[ \t]+")
+#: a blank before punctuation, and a run of commas, left where a reference was.
+_LOOSE_STOP = lazy_re(r"\s*,?\s*([,.;:!?])(?=\s|$)")
 _CAMEL = lazy_re(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 #: path words that say nothing about a change: source roots and file extensions.
 _PATH_NOISE_TEXT: Final = (
@@ -225,13 +227,14 @@ _PATH_NOISE: Final = frozenset(_PATH_NOISE_TEXT.split())
 
 def clean_message(text: str) -> str:
     """``text`` without trailer lines, URLs and issue/PR references (``#123``, ``fixes
-    #12``, ``GH-4``, ``owner/repo#5``), runs of blanks collapsed, and lines left without a
-    letter or digit dropped."""
+    #12``, ``GH-4``, ``owner/repo#5``), runs of blanks collapsed, blanks before a stop
+    dropped, and lines left without a letter or digit dropped."""
     text = _TRAILER.sub("", text)
     text = _EMPTY_LINK.sub(r"\1", _URL.sub("", text))
     text = _ISSUE_REF.sub("", text)
     text = _BARE_REF.sub("", text)
-    lines = (_BLANKS.sub(" ", line).strip() for line in text.splitlines())
+    lines = (_LOOSE_STOP.sub(r"\1", _BLANKS.sub(" ", line)).strip()
+             for line in text.splitlines())
     return "\n".join(line for line in lines if _ALNUM.search(line))
 
 
