@@ -7,13 +7,18 @@ Usage::
 
     python benchmarks/eval_document_variants.py VARIANT [eval_history.py arguments...]
 
-Variants (each is v3 with one thing changed):
+Variants (each is the first v3 with one thing changed):
 
-* ``v3``: the shipped layout (gitquarry.history.index.document).
+* ``v3``: the shipped layout (gitquarry.history.index.document): ``v3-first`` with both
+  ``v3-seed-message`` and ``v3-hunk-words`` (measured as "v3-hunk-words-seeded").
+* ``v3-first``: the first v3: hunk contexts as written, words lines deduplicated only among
+  themselves.
 * ``v3-also-raw``: the paths and identifiers lines hold the names as written (v2's lines) and
   then their words not already written (the model sees both forms).
 * ``v3-clean-only``: v2's paths and identifiers lines (names as written, no words); only the
   message cleaning and a merge's branch words of v3.
+* ``v3-seed-message``: the words lines leave out words the title and message already hold.
+* ``v3-hunk-words``: the hunk contexts are written as words too (deduplicated with the rest).
 """
 
 from __future__ import annotations
@@ -76,7 +81,53 @@ def _clean_only(row: Mapping[str, Any], max_chars: int) -> str:
     return "\n".join([*parts, body.lstrip("\n")])[:max_chars]
 
 
-VARIANTS = {"v3": doc._document_v3, "v3-also-raw": _also_raw, "v3-clean-only": _clean_only}
+def _v3_like(row: Mapping[str, Any], max_chars: int, *, seed_message: bool,
+             hunk_words: bool) -> str:
+    parts, seen = _head(row, max_chars)
+    if seed_message:
+        for part in parts:
+            seen.update(doc.name_words(part))
+    used = sum(len(p) + 1 for p in parts)
+    if used < max_chars:
+        paths = doc._word_line(doc._files(row)[:200], seen, doc._PATH_NOISE, max_chars - used)
+        if paths:
+            parts.append(paths)
+            used += len(paths) + 1
+    delta = row["delta_truncated"] or ""
+    if used < max_chars and delta:
+        hunks, names, changed = doc.diff_digest(delta)
+        if hunk_words:
+            hunk_line = doc._word_line(hunks, seen, doc._NOISE, max_chars - used)
+        else:
+            hunk_line = "; ".join(hunks)[: max_chars - used]
+        if hunk_line:
+            parts.append(hunk_line)
+            used += len(hunk_line) + 1
+        if used < max_chars:
+            words = doc._word_line(names, seen, doc._NOISE, max_chars - used)
+            if words:
+                parts.append(words)
+                used += len(words) + 1
+        if used < max_chars and changed:
+            parts.append("\n".join(changed)[: max_chars - used])
+    return "\n".join(parts)[:max_chars]
+
+
+def _seed_message(row: Mapping[str, Any], max_chars: int) -> str:
+    return _v3_like(row, max_chars, seed_message=True, hunk_words=False)
+
+
+def _hunk_words(row: Mapping[str, Any], max_chars: int) -> str:
+    return _v3_like(row, max_chars, seed_message=False, hunk_words=True)
+
+
+def _first(row: Mapping[str, Any], max_chars: int) -> str:
+    return _v3_like(row, max_chars, seed_message=False, hunk_words=False)
+
+
+VARIANTS = {"v3": doc._document_v3, "v3-first": _first, "v3-also-raw": _also_raw,
+            "v3-clean-only": _clean_only, "v3-seed-message": _seed_message,
+            "v3-hunk-words": _hunk_words}
 
 
 def main(argv: list[str]) -> int:

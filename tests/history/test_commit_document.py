@@ -72,13 +72,13 @@ def test_v2_document_is_unchanged() -> None:
     ])
 
 
-def test_v3_writes_paths_and_identifiers_as_words() -> None:
+def test_v3_writes_paths_hunk_contexts_and_identifiers_as_new_words() -> None:
     assert DocumentFormat("v3", 256).build(ROW, 256) == "\n".join([
         "Expire sessions after a week",
         "Old cookies stayed valid forever.",
         "session tests test",  # src/ and .py say nothing; each word once
-        "class SessionStore:; def session_cookie_header(store, session_id):",
-        "signer unsign cookie value max age header same site lax",
+        "store cookie header id",  # the hunk contexts' words not said above (class/def: noise)
+        "signer unsign value max age same site lax",
         "return self.signer.unsign(cookie)",  # changed lines as written
         "value = self.signer.unsign(cookie, max_age=MAX_AGE)",
         "return value",
@@ -117,8 +117,8 @@ def test_v3_pull_request_merge_loses_its_noise_and_gains_its_branch_words() -> N
         "See the docs and.",
         "fix get terminal size",  # the branch, the owner left out
         "click termui compat",
-        "def getTerminalSize():",
-        "os shutil http fallback",  # get/terminal/size already said
+        # the hunk context (getTerminalSize) holds no new word: its line is left out
+        "os http fallback",  # shutil, get, terminal, size: already said above
         "return os.get_terminal_size()",
         "return shutil.get_terminal_size(HTTPFallback)",
     ])

@@ -17,9 +17,10 @@ Layouts:
 * ``v3`` (default): v2's order, written in words the model knows: the message without its
   noise (trailers such as ``Signed-off-by:``, URLs, ``#123`` and ``fixes #12`` references),
   a merge's branch name as words (``Merge branch 'fix-foo-bar'`` adds ``fix foo bar``), and
-  the paths and identifiers split into words (``src/click/termui.py`` → ``click termui``,
-  ``get_terminal_size`` and ``getTerminalSize`` → ``get terminal size``), each word once.
-  The changed lines are kept as written. This is only the embedding's text: keyword search
+  the paths, hunk contexts and identifiers split into words (``src/click/termui.py`` →
+  ``click termui``, ``get_terminal_size`` and ``getTerminalSize`` → ``get terminal size``),
+  each word once and only if the title and message do not hold it already. The changed
+  lines are kept as written. This is only the embedding's text: keyword search
   indexes the commit as it is.
 
 The budget is in the model's tokens (the tokenizer cuts exactly); the document is first cut
@@ -288,12 +289,12 @@ def _document_v3(row: Mapping[str, Any], max_chars: int) -> str:
         {message without trailers, URLs and references}
         {a merge's branch name as words}
         {words of the changed paths}
-        {hunk contexts, "; "-separated}
+        {words of the hunk contexts}
         {words of the identifiers on changed lines}
         {changed lines}
 
-    Each words line holds a word once (across the paths, branch and identifier lines); a
-    line with nothing left is left out.
+    The words lines hold only words not written above them (in the title, the message or an
+    earlier words line), each once; a line with nothing left is left out.
     """
     title = clean_message(row["title"][:max_chars]) or row["title"][:max_chars]
     parts: list[str] = [title]
@@ -303,12 +304,13 @@ def _document_v3(row: Mapping[str, Any], max_chars: int) -> str:
         parts.append(message)
     used = sum(len(p) + 1 for p in parts)
     seen: set[str] = set()
-    if used < max_chars:
-        branch = _word_line([" ".join(merge_branch_words(row["title"]))], seen,
-                            frozenset(), max_chars - used)
-        if branch:
-            parts.append(branch)
-            used += len(branch) + 1
+    branch = _word_line([" ".join(merge_branch_words(row["title"]))], seen, frozenset(),
+                        max(0, max_chars - used))
+    if branch:
+        parts.append(branch)
+        used += len(branch) + 1
+    for part in parts:
+        seen.update(name_words(part))
     if used < max_chars:
         paths = _word_line(_files(row)[:200], seen, _PATH_NOISE, max_chars - used)
         if paths:
@@ -317,15 +319,13 @@ def _document_v3(row: Mapping[str, Any], max_chars: int) -> str:
     delta = row["delta_truncated"] or ""
     if used < max_chars and delta:
         hunks, names, changed = diff_digest(delta)
-        hunk_line = "; ".join(hunks)
-        if hunk_line:
-            parts.append(hunk_line[: max_chars - used])
-            used += len(parts[-1]) + 1
-        if used < max_chars:
-            words = _word_line(names, seen, _NOISE, max_chars - used)
-            if words:
-                parts.append(words)
-                used += len(words) + 1
+        for words in (hunks, names):
+            if used >= max_chars:
+                break
+            line = _word_line(words, seen, _NOISE, max_chars - used)
+            if line:
+                parts.append(line)
+                used += len(line) + 1
         if used < max_chars and changed:
             parts.append("\n".join(changed)[: max_chars - used])
     return "\n".join(parts)[:max_chars]
