@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from gitquarry.errors import (
@@ -122,21 +123,69 @@ def start_daemon(*, timeout_s: float = START_TIMEOUT_S) -> tuple[Client, bool]:
     raise DaemonUnavailableError(f"it did not answer within {timeout_s:g} s")
 
 
-def stop_daemon(*, timeout_s: float = 30.0) -> int | None:
-    """Ask the daemon to stop and wait for its process to exit; returns its pid, or None
-    when none was running.
+#: how often ``stop_daemon`` looks whether the daemon has gone, seconds
+_STOP_POLL_S = 0.05
 
-    :raises DaemonUnavailableError: it did not exit in time.
+
+def _process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited. A zombie (exited, its parent has not reaped it
+    yet: a daemon this very process started) counts as gone; it is never reaped here (its
+    ``Popen`` object may still ask for its status). This process itself is never gone (a
+    daemon run in a thread of it, as a test does)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # the pid now names another user's process: ours has gone
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False  # no /proc (macOS): kill(0) found it, so it runs
+    return state in (b"Z", b"X")
+
+
+def _stop_state(pid: int, sock: Path | None) -> list[str]:
+    """What is left of a stopping daemon: empty once it has stopped, else the reasons."""
+    left: list[str] = []
+    if daemon_lock_info() is not None:
+        left.append("it still holds its lock")
+    if pid > 0 and not _process_gone(pid):
+        left.append("its process still runs")
+    if sock is not None and os.path.lexists(sock):
+        left.append(f"its socket {sock} is still there")
+    return left
+
+
+def stop_daemon(*, timeout_s: float = 30.0) -> int | None:
+    """Ask the daemon to stop and wait until it has: its lock released, its process gone
+    (pid no longer running; a zombie counts as gone) and its socket removed. Returns its
+    pid, or None when none was running. Waits at most ``timeout_s`` seconds.
+
+    :raises DaemonUnavailableError: it did not stop in time (the reason says what was
+        left: the lock, the process, the socket, and how to end it).
     """
+    info = daemon_lock_info() or {}
     try:
         client = connect(wait_for_socket_s=None)
     except DaemonNotRunningError:
         return None
+    recorded = info.get("socket")
+    sock = Path(recorded) if isinstance(recorded, str) and Path(recorded).is_absolute() \
+        else None
     result = client.call("shutdown")
-    pid = int(result.get("pid") or 0)
+    pid = int(result.get("pid") or info.get("pid") or 0)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if daemon_lock_info() is None:
+    while True:
+        left = _stop_state(pid, sock)
+        if not left:
             return pid
-        time.sleep(0.05)
-    raise DaemonUnavailableError(f"pid {pid} did not stop within {timeout_s:g} s")
+        if time.monotonic() >= deadline:
+            raise DaemonUnavailableError(
+                f"pid {pid} did not stop within {timeout_s:g} s ({'; '.join(left)}); it may "
+                f"be finishing a step of its job: run `gitquarry daemon stop` again, or end "
+                f"it with `kill {pid}`")
+        time.sleep(_STOP_POLL_S)
