@@ -158,3 +158,19 @@ def test_mcp_names_the_bad_argument_and_refuses_an_empty_glob(
     data = json.loads(text["until"])
     assert data["results"] == [] and any("so no commit can match" in w
                                          for w in data["warnings"])
+
+
+@pytest.mark.parametrize("query", ["*", "* ( ) :", '""', "'", "^-+"])
+def test_a_query_of_only_operators_says_so_when_keywords_rank(indexed: Path, cli: CLI,
+                                                               query: str) -> None:
+    # hybrid asked for, no vectors (provider none): keywords rank, as in lexical mode, and
+    # the answer says the query holds no word instead of a silent "No commits found"
+    for mode in ([], ["--mode", "lexical"], ["--mode", "semantic"]):
+        code, out, err = cli("history", query, *mode, "--json", "--project", str(indexed))
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["results"] == [] and data["effective_mode"] == "lexical"
+        codes = [w["code"] for w in data["warning_details"]]
+        assert codes.count("no_searchable_terms") == 1, (mode, codes)
+    code, out, err = cli("history", "--project", str(indexed), "--", query)
+    assert code == 0 and "holds no searchable word" in err, err

@@ -515,10 +515,6 @@ class _HistorySearch:
                 has_glob=glob is not None and not semantic_post
             )
         lexical = self._lexical(limit, need) if mode != "semantic" else []
-        if not fts5_match_expression(self.ranked_query) and mode == "lexical":
-            warnings.append(Warning_(
-                code="no_searchable_terms",
-                message=f"the query {self.query!r} holds no searchable word"))
         dropped = dropped_words_warning(self.ranked_query) if mode != "semantic" else None
         if dropped is not None:
             warnings.append(Warning_(code=dropped[0], message=dropped[1]))
@@ -526,6 +522,12 @@ class _HistorySearch:
             pending, limit, need, semantic_asked if semantic_post else None, warnings)
         if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
             lexical = self._lexical(limit, need)
+        # keywords alone rank (asked for, or no vectors to rank by): a query with no word
+        # says so, whichever mode was asked for
+        if effective == "lexical" and not fts5_match_expression(self.ranked_query):
+            warnings.append(Warning_(
+                code="no_searchable_terms",
+                message=f"the query {self.query!r} holds no searchable word"))
         rankings, weights, fused = self._fuse(lexical, semantic_hits, effective,
                                               embedded_fraction)
         if self.upper is None and lexical and effective != "semantic":
