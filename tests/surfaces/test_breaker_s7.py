@@ -136,10 +136,19 @@ def test_mcp_names_the_bad_argument_and_refuses_an_empty_glob(
         "until": {"before_timestamp": -1},
     }
 
+    blame_calls: dict[str, dict[str, Any]] = {
+        "end_only": {"path": "src/mod0.py", "end_line": 1},
+        "backwards": {"path": "src/mod0.py", "start_line": 2, "end_line": 1},
+        "one_line": {"path": "src/mod0.py", "start_line": 1},
+    }
+
     async def body(session: Any) -> dict[str, Any]:
-        return {name: await session.call_tool("search_git_history",
-                                              {"query": "parser", **args})
-                for name, args in calls.items()}
+        out = {name: await session.call_tool("search_git_history",
+                                             {"query": "parser", **args})
+               for name, args in calls.items()}
+        for name, args in blame_calls.items():
+            out[name] = await session.call_tool("blame_search", args)
+        return out
 
     results, _ = with_mcp_server(indexed, body, tmp_path)
     text = {name: r.content[0].text for name, r in results.items()}
@@ -158,6 +167,15 @@ def test_mcp_names_the_bad_argument_and_refuses_an_empty_glob(
     data = json.loads(text["until"])
     assert data["results"] == [] and any("so no commit can match" in w
                                          for w in data["warnings"])
+    # blame_search: an end_line alone was ignored (the whole file blamed, no word said);
+    # a backwards range was reported as a bad "path"
+    assert results["end_only"].is_error and (
+        "invalid_argument: end_line: needs start_line" in text["end_only"]), text["end_only"]
+    assert results["backwards"].is_error and (
+        "invalid_argument: end_line: must be start_line (2) or later, got 1"
+        in text["backwards"]), text["backwards"]
+    assert not results["one_line"].is_error, text["one_line"]
+    assert json.loads(text["one_line"])["range"]
 
 
 @pytest.mark.parametrize("query", ["*", "* ( ) :", '""', "'", "^-+"])
