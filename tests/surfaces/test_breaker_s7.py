@@ -192,3 +192,25 @@ def test_a_query_of_only_operators_says_so_when_keywords_rank(indexed: Path, cli
         assert codes.count("no_searchable_terms") == 1, (mode, codes)
     code, out, err = cli("history", "--project", str(indexed), "--", query)
     assert code == 0 and "holds no searchable word" in err, err
+
+
+def test_show_with_a_path_the_commit_does_not_change_says_so(indexed: Path, cli: CLI) -> None:
+    code, out, err = cli("history", "parser", "--path", "src/mod0.py", "--json", "-n", "1",
+                         "--project", str(indexed))
+    sha = json.loads(out)["results"][0]["hash"]
+    code, out, err = cli("show", sha[:10], "--path", "src/nope.py", "--path", "\x1b[2Jx",
+                         "--json", "--project", str(indexed))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["diff"] == ""
+    assert data["warnings"] == ["the commit changes no file 'src/nope.py', '\\x1b[2Jx' "
+                                "(paths are repository-relative, as listed under files)"]
+    code, out, err = cli("show", sha[:10], "--path", "src/nope.py", "--no-pager",
+                         "--project", str(indexed))
+    assert code == 0 and "Warning: the commit changes no file 'src/nope.py'" in err
+    # a path it changes, or a directory holding one: the diff, no warning
+    for given in ("src/mod0.py", "src", "src/"):
+        code, out, err = cli("show", sha[:10], "--path", given, "--json",
+                             "--project", str(indexed))
+        data = json.loads(out)
+        assert "warnings" not in data and "src/mod0.py" in data["diff"], given
