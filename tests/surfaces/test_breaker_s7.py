@@ -214,3 +214,20 @@ def test_show_with_a_path_the_commit_does_not_change_says_so(indexed: Path, cli:
                              "--project", str(indexed))
         data = json.loads(out)
         assert "warnings" not in data and "src/mod0.py" in data["diff"], given
+
+
+def test_a_bad_repository_path_names_the_option_and_shows_the_path_escaped(
+        tmp_path: Path, cli: CLI) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for given, why in ((tmp_path / "missing\x1b[2J", "does not exist"),
+                       (plain, "is not a Git repository")):
+        code, out, err = cli("repo-docs", "register", "--repo", "o/n",
+                             "--repository-path", str(given), "--json")
+        assert code == 2, err
+        assert "\x1b" not in err and "\x1b" not in out
+        shown = str(given).replace("\x1b", "\\x1b")
+        assert err.startswith(f"Error: --repository-path: {shown} {why}"), err
+        error = json.loads(out)["error"]
+        assert error["code"] == "repository_docs_registration_invalid"
+        assert error["message"].startswith("--repository-path: ")

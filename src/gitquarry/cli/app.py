@@ -29,6 +29,7 @@ from gitquarry.errors import (
     InternalError,
     InvalidArgumentError,
     InvalidTimeError,
+    RepoDocsRegistrationError,
 )
 from gitquarry.store.connection import translate_storage_error
 
@@ -221,6 +222,9 @@ def cli_message(exc: GitquarryError, argv: list[str] | None = None) -> str:
     if isinstance(exc, InvalidArgumentError | InvalidTimeError) and (
             exc.argument is not None and exc.argument in CLI_ARGUMENT_NAMES):
         return f"{_spelled(exc.argument, argv)}: {exc.detail}"
+    if isinstance(exc, RepoDocsRegistrationError) and exc.reason == "invalid_path":
+        # the one path repo-docs register/rebind take: say which option held it
+        return f"--repository-path: {exc}"
     return str(exc)
 
 
