@@ -189,8 +189,11 @@ def _no_match_warnings(conn: sqlite3.Connection, after: int | None, before: int 
     Times compared are the commit (committer) times the filters read, Unix seconds."""
     out: list[Warning_] = []
     if after is not None or before is not None:
+        # two subqueries: each min/max alone is one idx_timestamp probe (both in one SELECT
+        # scan the table)
         oldest, newest = conn.execute(
-            "SELECT min(timestamp), max(timestamp) FROM git_commits").fetchone()
+            "SELECT (SELECT min(timestamp) FROM git_commits), "
+            "(SELECT max(timestamp) FROM git_commits)").fetchone()
         if before is not None and oldest is not None and before < oldest:
             out.append(Warning_(
                 code="before_oldest_commit",
