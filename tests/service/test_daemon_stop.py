@@ -75,3 +75,28 @@ def test_process_gone_reads_running_exited_and_zombie_processes() -> None:
         time.sleep(0.02)
     child.wait(10)
     assert _process_gone(child.pid)
+
+
+@pytest.mark.slow  # ~15 s: the stop request's answer wait (STOP_ANSWER_S) runs out
+def test_a_daemon_that_does_not_answer_is_a_typed_error_naming_its_pid(
+        service_env: dict[str, str], daemon: DaemonProcess) -> None:
+    import signal
+
+    from gitquarry.service import client
+
+    proc = daemon.start()
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(DaemonUnavailableError) as info:
+            stop_daemon()
+        took = time.monotonic() - started
+        message = str(info.value)
+        assert f"pid {proc.pid} holds the daemon lock but did not answer" in message
+        assert f"kill {proc.pid}" in message and "gitquarry daemon stop" not in message
+        # bounded by the answer wait (and the socket wait), not the 60 s of other calls
+        assert took < client.STOP_ANSWER_S + 30, took
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    assert stop_daemon() == proc.pid
+    assert proc.wait(10) == 0

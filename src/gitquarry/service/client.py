@@ -47,15 +47,16 @@ def daemon_lock_info() -> dict[str, Any] | None:
     return paths.running_daemon()
 
 
-def connect(*, wait_for_socket_s: float | None = 0.0) -> Client:
-    """A client for the running daemon, after one ``ping``.
+def connect(*, wait_for_socket_s: float | None = 0.0, timeout_s: float = 60.0) -> Client:
+    """A client for the running daemon, after one ``ping``; each of its calls waits at most
+    ``timeout_s`` seconds for an answer.
 
     When the daemon holds its lock but its socket cannot be reached (not bound yet, removed
     under it), waits up to ``wait_for_socket_s`` for it (None: ``socket_wait_s()``).
     :raises DaemonNotRunningError: no daemon runs.
     :raises DaemonUnreachableError: a daemon runs but its recorded socket cannot be reached.
     """
-    client = Client()
+    client = Client(timeout_s=timeout_s)
     if wait_for_socket_s is None:
         wait_for_socket_s = socket_wait_s()
     deadline = time.monotonic() + wait_for_socket_s
@@ -123,6 +124,9 @@ def start_daemon(*, timeout_s: float = START_TIMEOUT_S) -> tuple[Client, bool]:
     raise DaemonUnavailableError(f"it did not answer within {timeout_s:g} s")
 
 
+#: how long ``stop_daemon`` waits for the daemon to answer (its ping, then the stop request),
+#: seconds: the daemon answers from its own socket thread, even while a job runs
+STOP_ANSWER_S = 10.0
 #: how often ``stop_daemon`` looks whether the daemon has gone, seconds
 _STOP_POLL_S = 0.05
 
@@ -165,14 +169,21 @@ def stop_daemon(*, timeout_s: float = 30.0) -> int | None:
     (pid no longer running; a zombie counts as gone) and its socket removed. Returns its
     pid, or None when none was running. Waits at most ``timeout_s`` seconds.
 
-    :raises DaemonUnavailableError: it did not stop in time (the reason says what was
-        left: the lock, the process, the socket, and how to end it).
+    :raises DaemonUnavailableError: it did not answer the stop request within
+        ``STOP_ANSWER_S`` (stopped, hung, or reached through another environment), or did
+        not stop in time (the reason says what was left: the lock, the process, the socket,
+        and how to end it).
     """
     info = daemon_lock_info() or {}
     try:
-        client = connect(wait_for_socket_s=None)
+        client = connect(wait_for_socket_s=None, timeout_s=STOP_ANSWER_S)
     except DaemonNotRunningError:
         return None
+    except DaemonUnreachableError as exc:  # stopped (SIGSTOP), hung, or another environment
+        raise DaemonUnavailableError(
+            f"pid {exc.pid} holds the daemon lock but did not answer the stop request "
+            f"({exc.why}); if it runs with another XDG_STATE_HOME/XDG_RUNTIME_DIR, stop it "
+            f"from a shell with those, else end it with `kill {exc.pid}`") from exc
     recorded = info.get("socket")
     sock = Path(recorded) if isinstance(recorded, str) and Path(recorded).is_absolute() \
         else None
