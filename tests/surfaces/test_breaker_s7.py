@@ -231,3 +231,40 @@ def test_a_bad_repository_path_names_the_option_and_shows_the_path_escaped(
         error = json.loads(out)["error"]
         assert error["code"] == "repository_docs_registration_invalid"
         assert error["message"].startswith("--repository-path: ")
+
+
+@pytest.mark.parametrize("argv", [["jobs", "show", "../x"], ["jobs", "attach", "nonsense"],
+                                  ["jobs", "cancel", "job-1x"]])
+def test_a_malformed_job_id_is_a_usage_error_before_the_daemon_is_looked_for(
+        cli: CLI, argv: list[str]) -> None:
+    # no daemon runs here: the id's form is checked first (it was "no daemon is running",
+    # exit 1, for an id no daemon could know)
+    code, out, err = cli(*argv, "--json")
+    assert code == 2, err
+    assert err.startswith(f"Error: JOB_ID: {argv[-1]!r} is not a job id like job-000001")
+    assert json.loads(out)["error"]["code"] == "invalid_argument"
+    code, _, err = cli("jobs", "list", "--status", "bogus")
+    assert code == 2 and err.startswith("Error: --status: must be one of queued"), err
+    code, _, err = cli("jobs", "show", "job-000001")  # well-formed: the daemon is asked
+    assert code == 1 and "no gitquarry daemon is running" in err
+
+
+def test_mcp_job_tools_check_the_id_and_status_naming_their_arguments(
+        indexed: Path, tmp_path: Path) -> None:
+    async def body(session: Any) -> dict[str, Any]:
+        return {
+            "status": await session.call_tool("service_job_status", {"job_id": "../x"}),
+            "attach": await session.call_tool("service_job_attach", {"job_id": "x"}),
+            "cancel": await session.call_tool("service_job_cancel", {"job_id": "job-"}),
+            "list": await session.call_tool("service_jobs_list", {"status": "bogus"}),
+            "known": await session.call_tool("service_job_status", {"job_id": "job-000001"}),
+        }
+
+    results, _ = with_mcp_server(indexed, body, tmp_path)
+    text = {name: r.content[0].text for name, r in results.items()}
+    assert all(r.is_error for r in results.values()), text
+    assert "invalid_argument: job_id: '../x' is not a job id like job-000001" in text["status"]
+    assert "invalid_argument: job_id: 'x' is not a job id" in text["attach"]
+    assert "invalid_argument: job_id: 'job-' is not a job id" in text["cancel"]
+    assert "invalid_argument: status: must be one of queued" in text["list"]
+    assert "daemon_not_running" in text["known"]  # well-formed: the daemon is asked

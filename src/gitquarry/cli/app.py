@@ -176,6 +176,8 @@ CLI_ARGUMENT_NAMES = {
     "min_score": "--min-score",
     "sort": "--sort",
     "merges": "--merges/--no-merges",
+    "job_id": "JOB_ID",
+    "status": "--status",
 }
 
 
