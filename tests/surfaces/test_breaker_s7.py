@@ -268,3 +268,21 @@ def test_mcp_job_tools_check_the_id_and_status_naming_their_arguments(
     assert "invalid_argument: job_id: 'job-' is not a job id" in text["cancel"]
     assert "invalid_argument: status: must be one of queued" in text["list"]
     assert "daemon_not_running" in text["known"]  # well-formed: the daemon is asked
+
+
+def test_indexing_docs_of_an_unknown_repository_starts_no_daemon(
+        indexed: Path, tmp_path: Path, cli: CLI) -> None:
+    from gitquarry.service import paths
+
+    code, out, err = cli("repo-docs", "index", "--repo", "o/nope", "--json")
+    assert code == 2, err
+    assert json.loads(out)["error"]["code"] == "repository_docs_registration_invalid"
+    assert paths.running_daemon() is None, "a usage error left a daemon running"
+
+    async def body(session: Any) -> Any:
+        return await session.call_tool("repository_docs_index", {"repo_id": "o/nope"})
+
+    result, _ = with_mcp_server(indexed, body, tmp_path)
+    assert result.is_error
+    assert "repository_docs_registration_invalid" in result.content[0].text
+    assert paths.running_daemon() is None, "the MCP tool left a daemon running"

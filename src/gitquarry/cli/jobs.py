@@ -187,10 +187,14 @@ def submit_docs_index(selector: dict[str, Any], *, revision: str | None,
     follow the job unless ``detach``. Returns the exit code.
 
     :raises DaemonUnavailableError: no daemon can run here (says to use --foreground).
+    :raises RepoDocsRegistrationError: (and the others of ``check_docs_selector``) before
+        any daemon is started.
     """
     from gitquarry.errors import DaemonUnavailableError
     from gitquarry.service.client import start_daemon
+    from gitquarry.service.docs_jobs import check_docs_selector
 
+    check_docs_selector(selector)  # an unknown repository starts no daemon
     try:
         client, _ = start_daemon()
     except DaemonUnavailableError as exc:

@@ -111,8 +111,13 @@ def register(server: MCPServer) -> None:
         = False,
     ) -> CallToolResult:
         from gitquarry.service.client import start_daemon
+        from gitquarry.service.docs_jobs import check_docs_selector
 
         try:
+            check_docs_selector({  # an unknown repository starts no daemon
+                "repo": repo_id, "registration_id": registration_id,
+                "source_registration_id": source_registration_id,
+                "source_registration_generation": source_registration_generation})
             client, _ = start_daemon()
             result: dict[str, Any] = client.call(
                 "docs.submit", repo=repo_id, registration_id=registration_id,
