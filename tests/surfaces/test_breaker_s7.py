@@ -68,8 +68,9 @@ def test_a_path_with_dotdot_is_a_usage_error_shown_escaped(indexed: Path, cli: C
     assert err.startswith("Error: --path: '../\\x1b[31mevil' has a '..' segment"), err
     assert json.loads(out)["error"]["code"] == "invalid_argument"
     # the library's own name for the blame argument stays blame's (PATH), not --path
-    code, _, err = cli("blame", "", "--project", str(indexed))
-    assert code == 2 and err.startswith("Error: PATH: give a file path"), err
+    for root in ([], ["--color", "never"]):
+        code, _, err = cli(*root, "blame", "", "--project", str(indexed))
+        assert code == 2 and err.startswith("Error: PATH: give a file path"), err
     code, _, err = cli("history", "parser", "--path", "x" * 1001, "--project", str(indexed))
     assert code == 2 and err.startswith("Error: --path: longer than 1000"), err
 

@@ -195,6 +195,20 @@ COMMAND_ARGUMENT_NAMES = {
 }
 
 
+def _command_word(args: list[str]) -> str:
+    """The command of a command line: its first word that is no root option nor the value
+    of one (``--color WHEN``)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--color":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return ""
+
+
 def _spelled(argument: str, argv: list[str] | None) -> str:
     """How the command line names ``argument``: the spelling of it the user typed last (the
     one Click kept), else the command's own name for it (:data:`COMMAND_ARGUMENT_NAMES`),
@@ -204,7 +218,7 @@ def _spelled(argument: str, argv: list[str] | None) -> str:
         return f"{_spelled('after', argv)}/{_spelled('before', argv)}"
     spellings = CLI_ARGUMENT_SPELLINGS.get(argument)
     if spellings is None:
-        command = next((a for a in args if not a.startswith("-")), "")
+        command = _command_word(args)
         return COMMAND_ARGUMENT_NAMES.get(command, {}).get(
             argument, CLI_ARGUMENT_NAMES[argument])
     used = spellings[0]
