@@ -8,7 +8,14 @@ real repository and a real index, through the CLI in-process and a real MCP clie
 - a time bound outside every indexed commit's time (``--until -1``) said nothing: a warning,
   on stderr and in ``--json``'s ``warnings`` (the bounds are valid, as ``git log --until``
   takes them; an upper bound before the lower one stays a usage error);
-- ``--files-glob ''`` searched every file: an empty glob is a usage error.
+- ``--files-glob ''`` searched every file: an empty glob is a usage error;
+- a query of only operators (``*``, ``( )``) said why it found nothing in lexical mode only,
+  not when hybrid degraded to keywords;
+- ``show --path`` / MCP ``get_commit`` paths the commit does not change: an empty diff and no
+  word; MCP ``blame_search`` ignored an ``end_line`` without ``start_line``;
+- ``repo-docs register --repository-path`` did not name the option; malformed job ids and
+  statuses were "no daemon is running"; ``repo-docs index`` of an unknown repository left a
+  daemon running.
 """
 
 from __future__ import annotations
