@@ -420,6 +420,9 @@ def test_every_daemon_key_is_read(
         api.wait_for(lambda: shutil.rmtree(repo, ignore_errors=True) or not repo.exists(),
                      what="the repository removed")
         api.wait_for(lambda: api.jobs(status="failed"), what="a failed job")
+        # no job brought the removed workspace back (ensure_state_dir made its index
+        # directory's parents, the workspace included; every later job then succeeded)
+        assert not repo.exists()
         other = make_repo(tmp_path / "other", commits=1)
         assert run_index(Workspace(root=other, config=load_config(other)), embed=False,
                          quiet=True, as_json=True) == 0

@@ -105,6 +105,8 @@ def register(app: typer.Typer) -> None:
                  f"{data['diff_lines_total']:,}; more: --offset {data['next_diff_offset']}")
         if data["diff_source"] != "git":
             warn(f"diff from the index: {data['diff_source']}")
+        for message in data.get("warnings", []):
+            warn(message)
 
     def _print_commit(data: dict[str, Any]) -> None:
         out(styled(("commit " + data["hash"], STYLE_HASH)))

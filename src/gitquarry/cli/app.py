@@ -28,6 +28,8 @@ from gitquarry.errors import (
     GitquarryError,
     InternalError,
     InvalidArgumentError,
+    InvalidTimeError,
+    RepoDocsRegistrationError,
 )
 from gitquarry.store.connection import translate_storage_error
 
@@ -169,18 +171,76 @@ CLI_ARGUMENT_NAMES = {
     "author": "--author",
     "committer": "--committer",
     "pickaxe": "--pickaxe",
+    "path": "--path",
     "diff_offset": "--offset",
     "min_score": "--min-score",
     "sort": "--sort",
     "merges": "--merges/--no-merges",
+    "job_id": "JOB_ID",
+    "status": "--status",
 }
 
 
-def cli_message(exc: GitquarryError) -> str:
+#: options with more than one long spelling: the library's name → every spelling, the
+#: first the one named when the command line shows none of them
+CLI_ARGUMENT_SPELLINGS = {
+    "after": ("--after", "--since"),
+    "before": ("--before", "--until"),
+}
+
+
+#: where one command names a library argument its own way: command → {argument: name}
+COMMAND_ARGUMENT_NAMES = {
+    "blame": {"path": "PATH"},  # blame's PATH[:LINE[-LINE]] argument, not history's --path
+}
+
+
+def _command_word(args: list[str]) -> str:
+    """The command of a command line: its first word that is no root option nor the value
+    of one (``--color WHEN``)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--color":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return ""
+
+
+def _spelled(argument: str, argv: list[str] | None) -> str:
+    """How the command line names ``argument``: the spelling of it the user typed last (the
+    one Click kept), else the command's own name for it (:data:`COMMAND_ARGUMENT_NAMES`),
+    else :data:`CLI_ARGUMENT_NAMES`'."""
+    args = sys.argv[1:] if argv is None else argv
+    if argument == "after/before":
+        return f"{_spelled('after', argv)}/{_spelled('before', argv)}"
+    spellings = CLI_ARGUMENT_SPELLINGS.get(argument)
+    if spellings is None:
+        command = _command_word(args)
+        return COMMAND_ARGUMENT_NAMES.get(command, {}).get(
+            argument, CLI_ARGUMENT_NAMES[argument])
+    used = spellings[0]
+    for arg in args:
+        if arg == "--":
+            break
+        name = arg.partition("=")[0]
+        if name in spellings:
+            used = name
+    return used
+
+
+def cli_message(exc: GitquarryError, argv: list[str] | None = None) -> str:
     """The message of ``exc`` as the command line says it: arguments under their option
-    names (``--top-n: must be from 1 to 100``), never the library's field names."""
-    if isinstance(exc, InvalidArgumentError) and exc.argument in CLI_ARGUMENT_NAMES:
-        return f"{CLI_ARGUMENT_NAMES[exc.argument]}: {exc.detail}"
+    names (``--top-n: must be from 1 to 100``, ``--since: invalid time 'x': ...`` as
+    spelled in ``argv``, None: ``sys.argv[1:]``), never the library's field names."""
+    if isinstance(exc, InvalidArgumentError | InvalidTimeError) and (
+            exc.argument is not None and exc.argument in CLI_ARGUMENT_NAMES):
+        return f"{_spelled(exc.argument, argv)}: {exc.detail}"
+    if isinstance(exc, RepoDocsRegistrationError) and exc.reason == "invalid_path":
+        # the one path repo-docs register/rebind take: say which option held it
+        return f"--repository-path: {exc}"
     return str(exc)
 
 
@@ -206,7 +266,7 @@ def _fail(argv: list[str] | None, code: str, message: str, exit_code: int) -> No
 def _fail_with(argv: list[str] | None, exc: GitquarryError) -> None:
     """The CLI's one translation of a typed error: its code, message and ``exit_code`` (the
     exit status of its kind, :data:`gitquarry.errors.EXIT_CODE_OF_KIND`)."""
-    _fail(argv, exc.code, cli_message(exc), exc.exit_code)
+    _fail(argv, exc.code, cli_message(exc, argv), exc.exit_code)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -67,6 +67,9 @@ def list_cmd(
     as_json: JsonOption = False,
 ) -> None:
     """List jobs, newest first."""
+    from gitquarry.service.job_store import check_status
+
+    check_status(status)  # a usage error before the daemon is looked for
     result = _client().call("jobs.list", status=status, limit=limit)
     if as_json:
         print_json(result)
@@ -80,6 +83,9 @@ def list_cmd(
 @jobs_app.command(cls=Command, name="show")
 def show_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
     """Show one job: status, attempts, progress, result or error, events."""
+    from gitquarry.service.job_store import check_job_id
+
+    check_job_id(job_id)  # a usage error before the daemon is looked for
     result = _client().call("jobs.show", id=job_id)
     if as_json:
         print_json(result)
@@ -106,7 +112,9 @@ def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from gitquarry.service.client import connect
+    from gitquarry.service.job_store import check_job_id
 
+    check_job_id(job_id)  # a usage error before the daemon is looked for
     client = connect(wait_for_socket_s=None)
     final: dict[str, Any] | None = None
     args: dict[str, Any] = {"id": job_id}
@@ -158,6 +166,9 @@ def attach_cmd(
 @jobs_app.command(cls=Command, name="cancel")
 def cancel_cmd(job_id: JobIdArg, as_json: JsonOption = False) -> None:
     """Cancel a job; acknowledged once the cancellation is durably recorded."""
+    from gitquarry.service.job_store import check_job_id
+
+    check_job_id(job_id)
     result = _client().call("jobs.cancel", id=job_id)
     if as_json:
         print_json(result)
@@ -176,10 +187,14 @@ def submit_docs_index(selector: dict[str, Any], *, revision: str | None,
     follow the job unless ``detach``. Returns the exit code.
 
     :raises DaemonUnavailableError: no daemon can run here (says to use --foreground).
+    :raises RepoDocsRegistrationError: (and the others of ``check_docs_selector``) before
+        any daemon is started.
     """
     from gitquarry.errors import DaemonUnavailableError
     from gitquarry.service.client import start_daemon
+    from gitquarry.service.docs_jobs import check_docs_selector
 
+    check_docs_selector(selector)  # an unknown repository starts no daemon
     try:
         client, _ = start_daemon()
     except DaemonUnavailableError as exc:

@@ -144,6 +144,7 @@ class DaemonUnreachableError(DaemonUnavailableError):
         )
         self.pid = pid
         self.socket = socket
+        self.why = why
 
 
 class WorkspaceUnavailableError(UnavailableError):

@@ -23,17 +23,24 @@ class InvalidGlobError(UsageError):
 
 
 class InvalidTimeError(UsageError):
-    """A time bound was neither Unix seconds nor an ISO-8601 date/time."""
+    """A time bound was neither Unix seconds nor an ISO-8601 date/time (nor a relative date).
+    ``value`` is the value as given; ``argument`` names the bound as the library knows it
+    (``after``, ``before``, ``after_timestamp``, ``before_timestamp``) or is None where the
+    value stands alone; ``detail`` is the message without that name (surfaces put their own
+    name in front: ``--since: invalid time ...`` on the command line)."""
 
     code = "invalid_time"
 
-    def __init__(self, value: str) -> None:
-        super().__init__(
+    def __init__(self, value: str, argument: str | None = None) -> None:
+        detail = (
             f"invalid time {value!r}: use an ISO-8601 date or time (2024-05-01, 20240501, "
             "2024-05-01T12:00:00Z), Unix seconds (1700000000; @12345678 for eight digits) or "
             "a relative date (2.weeks.ago, yesterday, '3 months ago')"
         )
+        super().__init__(detail if argument is None else f"{argument}: {detail}")
         self.value = value
+        self.argument = argument
+        self.detail = detail
 
 
 class InvalidArgumentError(UsageError):

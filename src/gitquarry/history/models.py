@@ -121,7 +121,10 @@ class GitSearchResponse:
     ``empty_index``, ``indexing_incomplete``, ``repository_failed``, ``refs_incomplete``,
     ``semantic_unavailable``, ``no_embeddings``, ``partial_embeddings``, ``semantic_failed``,
     ``patch_ids_incomplete``, ``rerank_unavailable``, ``rerank_failed``,
-    ``qualifier_as_phrase`` (an empty answer to a ``word:word`` query).
+    ``qualifier_as_phrase`` (an empty answer to a ``word:word`` query); for an empty answer
+    also ``before_oldest_commit``, ``after_newest_commit`` (a time bound outside every
+    indexed commit's time) and ``path_matches_nothing`` (no indexed commit changes a path
+    under the ``path`` filter).
     """
 
     results: list[CommitResult]

@@ -16,6 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from gitquarry.errors import InvalidArgumentError
 from gitquarry.history.answers.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
 from gitquarry.history.answers.blame import blame_answer
 from gitquarry.history.answers.commit_show import get_commit as show_commit
@@ -71,10 +72,8 @@ def register(server: MCPServer, answers: HistoryAnswers) -> None:
         cursor: Annotated[str | None, Field(strict=True, description="history.next_cursor of "
                                             "a previous call.")] = None,
     ) -> CallToolResult:
-        spec = path
-        if start_line is not None:
-            spec = f"{path}:{start_line}-{end_line or start_line}"
         try:
+            spec = blame_spec(path, start_line, end_line)
             with lock:
                 data = blame_answer(
                     answers, spec, revision=revision, repo=repo, query=query, top_n=top_n,
@@ -91,3 +90,20 @@ def register(server: MCPServer, answers: HistoryAnswers) -> None:
         "Who changed these lines, and why: git blame of a file region at a revision, each "
         "commit with its message, date and refs; with a query, also that file's whole history "
         "(renames followed) ranked by relevance, e.g. 'why does this retry three times?'."))
+
+
+def blame_spec(path: str, start_line: int | None, end_line: int | None) -> str:
+    """``blame_search``'s ``PATH[:FIRST-LAST]`` from its arguments (lines 1-based,
+    inclusive; ``end_line`` defaults to ``start_line``).
+
+    :raises InvalidArgumentError: ``end_line`` without ``start_line`` (it was ignored, and
+        the whole file blamed), or before it (named as the tool names them)."""
+    if start_line is None:
+        if end_line is not None:
+            raise InvalidArgumentError("end_line", "needs start_line (the first line of the "
+                                       "range); give both, or neither for the whole file")
+        return path
+    if end_line is not None and end_line < start_line:
+        raise InvalidArgumentError("end_line", f"must be start_line ({start_line}) or later, "
+                                   f"got {end_line}")
+    return f"{path}:{start_line}-{end_line or start_line}"

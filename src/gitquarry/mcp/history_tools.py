@@ -151,7 +151,8 @@ _DESCRIPTION = (
 )
 
 
-#: How this tool names the library's arguments (``InvalidArgumentError.argument``).
+#: How this tool names the library's arguments (``InvalidArgumentError.argument``) when the
+#: seed's integer bounds were given; the string bounds ``after``/``before`` keep their names.
 TOOL_ARGUMENT_NAMES = {
     "after": "after_timestamp",
     "before": "before_timestamp",
@@ -159,10 +160,20 @@ TOOL_ARGUMENT_NAMES = {
 }
 
 
-def tool_message(exc: GitquarryError) -> str:
-    """``exc``'s message with arguments under this tool's parameter names."""
+def tool_message(exc: GitquarryError, arguments: dict[str, Any] | None = None) -> str:
+    """``exc``'s message with arguments under this tool's parameter names: a bound under the
+    name of the argument the call gave it by (``after`` or ``after_timestamp``; ``arguments``
+    is the call's, None: the seed's integer names). An ``InvalidTimeError`` already names
+    the argument as the call spelled it."""
     if isinstance(exc, InvalidArgumentError) and exc.argument in TOOL_ARGUMENT_NAMES:
-        return f"{TOOL_ARGUMENT_NAMES[exc.argument]}: {exc.detail}"
+        given = arguments or {}
+
+        def name(bound: str) -> str:
+            return bound if given.get(bound) is not None else f"{bound}_timestamp"
+
+        shown = ("/".join(name(b) for b in ("after", "before"))
+                 if exc.argument == "after/before" else name(exc.argument))
+        return f"{shown}: {exc.detail}"
     return str(exc)
 
 
@@ -209,7 +220,8 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
                 notes = [(w.code, w.message) for w in workspace.config.warnings]
                 data = answers.answer(request, extra_warnings=notes)
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
-            raise as_tool_error(exc, searcher.workspace.db_path, tool_message) from exc
+            raise as_tool_error(exc, searcher.workspace.db_path,
+                                lambda err: tool_message(err, arguments)) from exc
         data["filters"] = request.filters()
         # sent once: the JSON text block (structured content would repeat it)
         return CallToolResult(

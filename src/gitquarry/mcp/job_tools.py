@@ -33,9 +33,18 @@ def _result(data: dict[str, Any]) -> CallToolResult:
 
 
 def _call(op: str, **args: Any) -> dict[str, Any]:
+    """The daemon's answer to ``op``; its job id and status arguments checked first, so a
+    malformed one is a usage error naming the tool's argument, daemon or not.
+
+    :raises ToolError: any error (``mcp.errors``)."""
     from gitquarry.service.client import connect
+    from gitquarry.service.job_store import check_job_id, check_status
 
     try:
+        if "id" in args:
+            check_job_id(args["id"])
+        if "status" in args:
+            check_status(args["status"])
         result: dict[str, Any] = connect(wait_for_socket_s=None).call(op, **args)
     except Exception as exc:  # typed, storage or a bug: mcp.errors says which
         raise as_tool_error(exc) from exc
@@ -68,9 +77,11 @@ def register(server: MCPServer) -> None:
             description="Wait at most this many seconds for the job to finish (0-60).")] = 10.0,
     ) -> CallToolResult:
         from gitquarry.service.client import connect
+        from gitquarry.service.job_store import check_job_id
 
         final: dict[str, Any] = {}
         try:
+            check_job_id(job_id)
             for payload in connect(wait_for_socket_s=None).stream(
                 "jobs.attach", id=job_id, timeout_s=float(wait_s)
             ):
@@ -100,8 +111,13 @@ def register(server: MCPServer) -> None:
         = False,
     ) -> CallToolResult:
         from gitquarry.service.client import start_daemon
+        from gitquarry.service.docs_jobs import check_docs_selector
 
         try:
+            check_docs_selector({  # an unknown repository starts no daemon
+                "repo": repo_id, "registration_id": registration_id,
+                "source_registration_id": source_registration_id,
+                "source_registration_generation": source_registration_generation})
             client, _ = start_daemon()
             result: dict[str, Any] = client.call(
                 "docs.submit", repo=repo_id, registration_id=registration_id,

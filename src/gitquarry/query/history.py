@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final
 
-from gitquarry.errors import InvalidArgumentError
+from gitquarry.errors import InvalidArgumentError, InvalidTimeError
 from gitquarry.query.narrowing import Narrowing, validate_narrowing
 from gitquarry.retrieval.filters import (
     TimeBound,
@@ -130,7 +130,8 @@ class HistoryRequest:
             ``top_n`` out of range, text that is not valid Unicode, a narrowing filter too
             long or holding NUL, ``after`` later than ``before`` or outside the range SQLite
             stores, ``min_score`` outside [0, 1].
-        :raises InvalidGlobError: ``files_glob`` is malformed.
+        :raises InvalidGlobError: ``files_glob`` is malformed or empty (``""``, ``"/"``:
+            given, it must name paths; leave it out to search every file).
         """
         from gitquarry.retrieval.pipeline import check_min_score
         from gitquarry.token_budget import check_max_tokens
@@ -156,7 +157,7 @@ class HistoryRequest:
             raise InvalidArgumentError(
                 "sort", f"must be relevance, newest or oldest, got {self.sort!r}")
         check_time_range(self.after_s, self.before_s)
-        if self.files_glob:
+        if self.files_glob is not None:  # an empty glob is an error, never "every file"
             compile_glob(self.files_glob)
         check_min_score(self.min_score)
         return self
@@ -208,19 +209,25 @@ def time_bounds(after: str | int | None = None, before: str | int | None = None,
     bound).
 
     :raises InvalidArgumentError: both forms of one bound.
-    :raises InvalidTimeError: a value that is no time, or outside signed 64-bit seconds.
+    :raises InvalidTimeError: a value that is no time, or outside signed 64-bit seconds;
+        its ``argument`` names the bound (``after``, ``before``, ``after_timestamp`` or
+        ``before_timestamp``).
     """
     out: list[TimeBound | None] = []
     for name, ts, text in (("after", after_timestamp, after),
                            ("before", before_timestamp, before)):
         if ts is not None and text is not None:
             raise InvalidArgumentError(name, f"give {name}_timestamp or {name}, not both")
-        if ts is not None:
-            out.append(interpret_time(ts))
-        elif text is not None:
-            out.append(interpret_time(text, end_of_day=name == "before"))
-        else:
-            out.append(None)
+        try:
+            if ts is not None:
+                out.append(interpret_time(ts))
+            elif text is not None:
+                out.append(interpret_time(text, end_of_day=name == "before"))
+            else:
+                out.append(None)
+        except InvalidTimeError as exc:  # name the bound that was wrong
+            raise InvalidTimeError(
+                exc.value, f"{name}_timestamp" if ts is not None else name) from None
     return out[0], out[1]
 
 

@@ -37,9 +37,12 @@ class Narrowing:
 
 
 def validate_narrowing(n: Narrowing) -> Narrowing:
-    """``n`` with empty strings as None and paths normalised.
+    """``n`` with empty strings as None and paths normalised (``./`` and leading ``/``
+    dropped: a path is read from the repository root).
 
-    :raises InvalidArgumentError: a value too long, holding NUL or not valid text."""
+    :raises InvalidArgumentError: a value too long, holding NUL or not valid text; a path
+        with a ``..`` segment (no repository path has one; the message shows the path
+        escaped, as ``repr`` does)."""
     values: dict[str, str | None] = {}
     for name in ("author", "committer", "path", "pickaxe"):
         value = getattr(n, name)
@@ -58,6 +61,10 @@ def validate_narrowing(n: Narrowing) -> Narrowing:
         values[name] = value
     path = values["path"]
     if path is not None:
+        if ".." in path.replace("\\", "/").split("/"):
+            raise InvalidArgumentError(
+                "path", f"{path!r} has a '..' segment, which no repository path holds: give "
+                "the path from the repository root, such as src/auth or src/auth/login.py")
         while path.startswith("./"):
             path = path[2:]
         path = path.lstrip("/")

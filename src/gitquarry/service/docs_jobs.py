@@ -292,6 +292,27 @@ def _prune_checkpoints(cache_dir: Path, db: Path, report: GcReport, now: float) 
             report.deleted_checkpoints += 1
 
 
+def check_docs_selector(selector: dict[str, Any]) -> None:
+    """What :func:`submit_docs_job` checks before it submits, for a client to check before
+    it starts or asks the daemon (a usage error leaves no daemon running behind it): the
+    embedding boundary and the selector's resolution in this user's registry.
+
+    :raises RepoDocsBoundaryBlockedError, UnknownEmbeddingProviderError,
+        RepoDocsRegistrationError, RepoDocsStaleGenerationError: as ``submit_docs_job``.
+    """
+    from gitquarry.config import load_config
+    from gitquarry.repo_docs.indexer import check_index_boundary
+    from gitquarry.repo_docs.registry import Registry, Selector
+
+    check_index_boundary(load_config(None))
+    generation = selector.get("source_registration_generation")
+    Registry().resolve(Selector(
+        selector.get("repo"), selector.get("registration_id"),
+        selector.get("source_registration_id"),
+        int(generation) if generation is not None else None,
+    ))
+
+
 def submit_docs_job(services: JobServices, selector: dict[str, Any], *, revision: str | None,
                     include_worktree: bool, origin: str) -> Any:
     """Resolve ``selector`` in the registry and submit (or coalesce) the job for

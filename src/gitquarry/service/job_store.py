@@ -114,6 +114,28 @@ def parse_public_id(job_id: str) -> int | None:
     return int(text) if text.isdigit() and len(text) <= 12 else None
 
 
+def check_job_id(job_id: str) -> int:
+    """``parse_public_id`` for a caller's argument, before the daemon is asked: the row id.
+
+    :raises InvalidArgumentError: (``job_id``) not a job id like ``job-000001``."""
+    from gitquarry.errors import InvalidArgumentError
+
+    row_id = parse_public_id(job_id) if isinstance(job_id, str) else None
+    if row_id is None:
+        raise InvalidArgumentError("job_id", f"{job_id!r} is not a job id like job-000001")
+    return row_id
+
+
+def check_status(status: str | None) -> None:
+    """:raises InvalidArgumentError: (``status``) ``status`` is given and not one of
+    :data:`STATUSES`."""
+    from gitquarry.errors import InvalidArgumentError
+
+    if status is not None and status not in STATUSES:
+        raise InvalidArgumentError("status", f"must be one of {', '.join(STATUSES)}, got "
+                                   f"{status!r}")
+
+
 @dataclass
 class Job:
     """One job row. ``target`` identifies the exact work (a refs fingerprint, a revision set);

@@ -131,15 +131,24 @@ def check_state_dir(directory: Path, root: Path | None = None) -> bool:
 
 
 def ensure_state_dir(directory: Path, root: Path | None = None, *, mode: int = 0o777) -> Path:
-    """Create ``directory`` (each component below ``root``; above it, as ``mkdir -p``) and
-    check it as :func:`check_state_dir` does. Returns ``directory``.
+    """Create ``directory`` and check it as :func:`check_state_dir` does. Returns
+    ``directory``. Under ``root`` (a workspace, a repository's git directory), each
+    component below ``root`` is created and ``root`` itself must exist: a root that was
+    removed or moved is never created again (a daemon job that outlived its workspace would
+    otherwise bring back an empty one). Anywhere else (a location the user configured),
+    its parents are created as ``mkdir -p`` does.
 
     :raises IndexPathUnsafeError: a component is a link or not a directory.
-    :raises IndexAccessError: it cannot be created.
+    :raises IndexAccessError: it cannot be created, or ``root`` is gone.
     """
     parts = _components(directory, root)
+    under_root = root is not None and parts[0].parent == root
+    if under_root and root is not None and not root.is_dir():
+        raise IndexAccessError(directory, f"{root} is gone (removed or moved); it is not "
+                               "created again")
     try:
-        parts[0].parent.mkdir(parents=True, exist_ok=True)
+        if not under_root:
+            parts[0].parent.mkdir(parents=True, exist_ok=True)
         for part in parts:
             with contextlib.suppress(FileExistsError):
                 part.mkdir(mode=mode)

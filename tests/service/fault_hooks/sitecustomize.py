@@ -17,6 +17,9 @@ starts, so Python imports it as ``sitecustomize`` before anything else. Nothing 
     files are pruned;
   - ``docs_membership``: a revision set's membership was committed, its state is still
     ``building``.
+- ``GQ_TEST_LINGER_S=<seconds>``: when the process exits (``atexit``: after the daemon
+  released its lock and removed its socket), sleep that long first: a process that has let
+  go of everything but has not exited yet.
 """
 
 from __future__ import annotations
@@ -25,6 +28,11 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+
+if os.environ.get("GQ_TEST_LINGER_S"):
+    import atexit
+
+    atexit.register(time.sleep, float(os.environ["GQ_TEST_LINGER_S"]))
 
 if os.environ.get("GQ_TEST_FAKE_EMBEDDER"):
     from gitquarry.embedding.fake import FAKE_PROVIDER

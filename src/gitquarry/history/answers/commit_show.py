@@ -105,6 +105,17 @@ def _only_paths(diff: str, paths: list[str] | None) -> str:
     return "\n".join(kept)
 
 
+def _paths_not_changed(paths: list[str] | None, changed: list[str]) -> list[str]:
+    """The asked ``paths`` (each a file or a directory) that no path in ``changed`` is or
+    lies under, in the order asked."""
+    out: list[str] = []
+    for p in paths or []:
+        base = p.strip("/")
+        if not any(c == base or c.startswith(base + "/") for c in changed):
+            out.append(p)
+    return out
+
+
 def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
                diff_offset: int = 0, max_tokens: int | None = None) -> dict[str, Any]:
     """The ``get_commit`` answer (see the module docstring): ``hash``, ``title``,
@@ -117,7 +128,9 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
     could not read the commit: repository gone, objects missing), ``diff_offset``,
     ``diff_lines_returned``, ``diff_lines_total`` (``diff_lines_total_at_least`` when
     counting stopped), ``next_diff_offset`` (null on the last page), ``truncated``
-    (``message_cut``, ``diff_page_cut``), ``index_state``.
+    (``message_cut``, ``diff_page_cut``), ``index_state``; ``warnings`` (a list of
+    messages, present only when there is one): a path of ``paths`` the commit changes no
+    file at or under.
 
     :raises CommitNotFoundError: see :func:`find_commit`.
     :raises InvalidArgumentError: negative ``diff_offset``, ``max_tokens`` out of range.
@@ -170,6 +183,12 @@ def get_commit(answers: Any, commit: str, *, paths: list[str] | None = None,
                  for p in json.loads(row["files_changed"])]
     data["files_total"] = len(files)
     data["files"] = files[:MAX_FILES]
+    missing = _paths_not_changed(paths, [f["path"] for f in files])
+    if missing:  # an empty diff must not read as "this change has no diff"
+        shown = ", ".join(repr(p) for p in missing[:5]) + (
+            f" (+{len(missing) - 5} more)" if len(missing) > 5 else "")
+        data["warnings"] = [f"the commit changes no file {shown} (paths are repository-"
+                            "relative, as listed under files)"]
     data["index_state"] = answers.index_state()
     data["truncated"] = truncated
     room: int | None = None

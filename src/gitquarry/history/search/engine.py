@@ -36,10 +36,17 @@ from gitquarry.history.search.candidates import (
 )
 from gitquarry.history.search.coverage_warnings import for_mode
 from gitquarry.history.search.lexical import BM25_WEIGHTS, LexicalHit, lexical_top_k
-from gitquarry.history.search.narrow import NarrowCandidates, PickaxeReport, validate_narrowing
+from gitquarry.history.search.narrow import (
+    NarrowCandidates,
+    Narrowing,
+    PickaxeReport,
+    path_known,
+    validate_narrowing,
+)
 from gitquarry.history.search.ordering import order_candidates
 from gitquarry.history.search.scores import bm25_upper_bound, lexical_score, result_scorer
 from gitquarry.query.history import TOP_N_MAX, HistoryRequest, check_top_n
+from gitquarry.retrieval.filters import format_time
 from gitquarry.retrieval.fts import dropped_words_warning, fts5_match_expression
 from gitquarry.retrieval.fusion import (
     SHAPE_WEIGHTS,
@@ -170,6 +177,41 @@ def _qualifier_warnings(query: str) -> list[Warning_]:
                  "phrase, and queries have no field qualifiers (use --author, --path or "
                  "--files-glob, or write the words apart)"),
     ) for w in dict.fromkeys(words)]
+
+
+def _no_match_warnings(conn: sqlite3.Connection, after: int | None, before: int | None,
+                       path: str | None) -> list[Warning_]:
+    """For an empty answer: why a filter alone excludes every indexed commit, so it never
+    reads as a silent "nothing found" (issue s7 §4, §2). ``before_oldest_commit``: the upper
+    time bound (``before``, ``--before``/``--until``) is earlier than the oldest commit
+    time; ``after_newest_commit``: the lower bound later than the newest;
+    ``path_matches_nothing``: no indexed commit changes a path under ``path`` (normalised).
+    Times compared are the commit (committer) times the filters read, Unix seconds."""
+    out: list[Warning_] = []
+    if after is not None or before is not None:
+        # two subqueries: each min/max alone is one idx_timestamp probe (both in one SELECT
+        # scan the table)
+        oldest, newest = conn.execute(
+            "SELECT (SELECT min(timestamp) FROM git_commits), "
+            "(SELECT max(timestamp) FROM git_commits)").fetchone()
+        if before is not None and oldest is not None and before < oldest:
+            out.append(Warning_(
+                code="before_oldest_commit",
+                message=f"the upper time bound {format_time(before)} (before/--until) is "
+                f"earlier than the oldest indexed commit ({format_time(int(oldest))}), so no "
+                "commit can match"))
+        if after is not None and newest is not None and after > newest:
+            out.append(Warning_(
+                code="after_newest_commit",
+                message=f"the lower time bound {format_time(after)} (after/--since) is later "
+                f"than the newest indexed commit ({format_time(int(newest))}), so no commit "
+                "can match"))
+    if path is not None and not path_known(conn, path):
+        out.append(Warning_(
+            code="path_matches_nothing",
+            message=f"no indexed commit changes a path under {path!r} (paths are read from "
+            "the repository root: src/auth, not an absolute or working-directory path)"))
+    return out
 
 
 def _patch_id_warnings(conn: sqlite3.Connection) -> list[Warning_]:
@@ -371,6 +413,7 @@ class _HistorySearch:
         self.settings = engine.pipeline if engine.pipeline is not None else PipelineSettings()
         self.warnings: list[Warning_] = []
         self.pickaxe: PickaxeReport | None = None
+        self.narrowing: Narrowing | None = None  # validated, once the candidates are built
         self.glob: GlobCandidates | None = None
         self.total = 0
         self.upper: float | None = None  # the query's largest possible BM25, once needed
@@ -425,6 +468,7 @@ class _HistorySearch:
         narrowing = self.request.narrowing()
         if narrowing is not None:
             narrowing = validate_narrowing(narrowing)
+        self.narrowing = narrowing
         if narrowing is not None and narrowing.active():
             narrow = NarrowCandidates(self.conn, narrowing, self.glob)
             self.pickaxe, self.glob = narrow.pickaxe, narrow
@@ -474,10 +518,6 @@ class _HistorySearch:
                 has_glob=glob is not None and not semantic_post
             )
         lexical = self._lexical(limit, need) if mode != "semantic" else []
-        if not fts5_match_expression(self.ranked_query) and mode == "lexical":
-            warnings.append(Warning_(
-                code="no_searchable_terms",
-                message=f"the query {self.query!r} holds no searchable word"))
         dropped = dropped_words_warning(self.ranked_query) if mode != "semantic" else None
         if dropped is not None:
             warnings.append(Warning_(code=dropped[0], message=dropped[1]))
@@ -485,6 +525,12 @@ class _HistorySearch:
             pending, limit, need, semantic_asked if semantic_post else None, warnings)
         if effective == "lexical" and mode == "semantic":  # degraded: rank by keywords
             lexical = self._lexical(limit, need)
+        # keywords alone rank (asked for, or no vectors to rank by): a query with no word
+        # says so, whichever mode was asked for
+        if effective == "lexical" and not fts5_match_expression(self.ranked_query):
+            warnings.append(Warning_(
+                code="no_searchable_terms",
+                message=f"the query {self.query!r} holds no searchable word"))
         rankings, weights, fused = self._fuse(lexical, semantic_hits, effective,
                                               embedded_fraction)
         if self.upper is None and lexical and effective != "semantic":
@@ -637,6 +683,9 @@ class _HistorySearch:
         ]
         if not results:
             self.warnings.extend(_qualifier_warnings(self.query))
+            self.warnings.extend(_no_match_warnings(
+                conn, self.filters.after, self.filters.before,
+                self.narrowing.path if self.narrowing is not None else None))
         return GitSearchResponse(
             results=results, query=self.query, total_commits_indexed=self.total,
             requested_mode=self.mode, effective_mode=ranked.effective,

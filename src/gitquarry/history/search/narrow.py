@@ -36,7 +36,7 @@ from gitquarry.query.narrowing import MAX_FILTER_CHARS, Narrowing, validate_narr
 from gitquarry.store.compression import inflate_text
 
 __all__ = ["MAX_FILTER_CHARS", "NarrowCandidates", "Narrowing", "PickaxeReport",
-           "validate_narrowing"]
+           "path_known", "validate_narrowing"]
 
 log = logging.getLogger(__name__)
 
@@ -80,16 +80,32 @@ def _identity_ids(conn: sqlite3.Connection, column: str, needle: str) -> set[int
         f"OR lower(coalesce({column}_raw, '')) LIKE ? ESCAPE '\\'", (pattern, pattern))}
 
 
-def _path_ids(conn: sqlite3.Connection, prefix: str) -> set[int]:
+def _prefix_sql(prefix: str) -> tuple[str, list[str]]:
+    """The ``paths`` ids under ``prefix`` (a directory and all under it, or one file) as SQL
+    and its parameters."""
     base = prefix.rstrip("/")
     params: list[str] = [base + "/", base + "/\U0010ffff"]
     sql = "SELECT id FROM paths WHERE (path >= ? AND path < ?)"
     if not prefix.endswith("/"):
         sql += " OR path = ?"
         params.append(base)
+    return sql, params
+
+
+def _path_ids(conn: sqlite3.Connection, prefix: str) -> set[int]:
+    sql, params = _prefix_sql(prefix)
     return {int(r[0]) for r in conn.execute(
         "SELECT DISTINCT commit_id FROM commit_paths WHERE path_id IN "
         f"({sql})", params)}
+
+
+def path_known(conn: sqlite3.Connection, prefix: str) -> bool:
+    """Whether some indexed commit changes a path under ``prefix`` (as the ``path`` filter
+    reads it, normalised by ``validate_narrowing``)."""
+    sql, params = _prefix_sql(prefix)
+    return conn.execute(
+        f"SELECT 1 FROM commit_paths WHERE path_id IN ({sql}) LIMIT 1", params
+    ).fetchone() is not None
 
 
 _CUT_MARKS = ("lines omitted)", "(diff unavailable: ")
