@@ -305,8 +305,8 @@ def chunk_document(data: bytes, content_class: str,
     spans: list[ChunkSpan] = []
     append = spans.append
     offset = lines.offset
-    if lines.ascii:
-        offset = cum.__getitem__  # byte offsets are character offsets
+    ascii_text = lines.ascii
+    at_char = at_byte = 0  # the last character offset turned into a byte offset (below)
     for start, end, path, path_lines in merged:
         if start >= end:
             continue
@@ -319,7 +319,18 @@ def chunk_document(data: bytes, content_class: str,
                 continue
             a = start + piece.count("\n", 0, len(piece) - len(body))
             b = start + piece.count("\n", 0, len(piece.rstrip())) + 1
-            append(_span(offset(a), offset(b) - 1, a + 1, b, path, path_lines))
+            # bytes [offset(a), offset(b) - 1): characters [cum[a], cum[b] - 1) in UTF-8
+            if ascii_text:
+                append(_span(cum[a], cum[b] - 1, a + 1, b, path, path_lines))
+                continue
+            first, last = cum[a], cum[b] - 1
+            if first < at_char:
+                at_char = at_byte = 0
+            at_byte += len(text[at_char:first].encode("utf-8"))
+            byte_start = at_byte
+            at_byte += len(text[first:last].encode("utf-8"))
+            at_char = last
+            append(_span(byte_start, at_byte, a + 1, b, path, path_lines))
             continue
         for a, b in _pieces(lines, start, end, max_chars):
             if b - a == 1 and lines.chars(a) > max_chars + 1:
