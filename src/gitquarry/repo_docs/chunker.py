@@ -321,7 +321,7 @@ def chunk_document(data: bytes, content_class: str,
             b = start + piece.count("\n", 0, len(piece.rstrip())) + 1
             # bytes [offset(a), offset(b) - 1): characters [cum[a], cum[b] - 1) in UTF-8
             if ascii_text:
-                append(_span(cum[a], cum[b] - 1, a + 1, b, path, path_lines))
+                append(ChunkSpan(cum[a], cum[b] - 1, a + 1, b, path, path_lines))
                 continue
             first, last = cum[a], cum[b] - 1
             if first < at_char:
@@ -330,30 +330,17 @@ def chunk_document(data: bytes, content_class: str,
             byte_start = at_byte
             at_byte += len(text[first:last].encode("utf-8"))
             at_char = last
-            append(_span(byte_start, at_byte, a + 1, b, path, path_lines))
+            append(ChunkSpan(byte_start, at_byte, a + 1, b, path, path_lines))
             continue
         for a, b in _pieces(lines, start, end, max_chars):
             if b - a == 1 and lines.chars(a) > max_chars + 1:
                 spans.extend(_cut_line(data, lines, a, max_chars, path, path_lines))
                 continue
-            append(_span(offset(a), offset(b) - 1, a + 1, b, path, path_lines))
+            append(ChunkSpan(offset(a), offset(b) - 1, a + 1, b, path, path_lines))
     return spans
 
 
 _DEFAULT_POLICY = ChunkPolicy()
-_new_object = object.__new__
-
-
-def _span(byte_start: int, byte_end: int, line_start: int, line_end: int,
-          heading_path: tuple[str, ...], heading_lines: tuple[int, ...]) -> ChunkSpan:
-    """``ChunkSpan(...)`` without the frozen dataclass's per-field ``object.__setattr__``
-    (the same object: equal, same hash and repr; ~2x cheaper, and the chunker makes one per
-    chunk)."""
-    span = _new_object(ChunkSpan)
-    span.__dict__.update(byte_start=byte_start, byte_end=byte_end, line_start=line_start,
-                         line_end=line_end, heading_path=heading_path,
-                         heading_lines=heading_lines)
-    return span
 
 
 def blob_digest(data: bytes) -> str:
