@@ -55,6 +55,10 @@ class ChunkPolicy:
         return {"id": self.policy_id, "max_chars": self.max_chars, "min_chars": self.min_chars}
 
 
+#: ``chunk_document``'s policy when none is given (one object, not one per call)
+_DEFAULT_POLICY = ChunkPolicy()
+
+
 @dataclass(frozen=True)
 class ChunkSpan:
     """One chunk of a blob (see module docstring for the units)."""
@@ -338,9 +342,6 @@ def chunk_document(data: bytes, content_class: str,
                 continue
             append(ChunkSpan(offset(a), offset(b) - 1, a + 1, b, path, path_lines))
     return spans
-
-
-_DEFAULT_POLICY = ChunkPolicy()
 
 
 def blob_digest(data: bytes) -> str:
