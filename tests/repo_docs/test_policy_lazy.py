@@ -12,7 +12,7 @@ import random
 import re
 import subprocess
 import sys
-from pathlib import Path
+from collections.abc import Callable
 
 from wcmatch import glob as wcglob
 
@@ -67,9 +67,9 @@ def test_other_patterns_still_go_to_wcmatch() -> None:
     assert custom.selects("docs/x.md") is None
 
 
-def test_cold_docs_search_imports_no_wcmatch(make_repo: object, tmp_path: Path) -> None:
-    repo: Repo = make_repo({"docs/a.md": "# Deploy\n\nThe proxy forwards.\n",  # type: ignore[operator]
-                            "README.md": "# App\n\nDeploy notes.\n"})
+def test_cold_docs_search_imports_no_wcmatch(make_repo: Callable[..., Repo]) -> None:
+    repo = make_repo({"docs/a.md": "# Deploy\n\nThe proxy forwards.\n",
+                      "README.md": "# App\n\nDeploy notes.\n"})
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITQUARRY_")}
     env.update(GITQUARRY_CONFIG="/dev/null", GITQUARRY_FAST="local")
     subprocess.run([sys.executable, "-m", "gitquarry", "repo-docs", "register", "--repo", "o/r",
