@@ -1,7 +1,7 @@
 """Chunks of two gitquarry source trees compared byte for byte, and their chunking speed.
 
     python benchmarks/docs_chunk_ab.py --old OLD_SRC --new NEW_SRC --repo GIT_DIR ... \
-        [--fuzz 3000] [--rounds 3] [--out benchmarks/results/NAME.json]
+        [--fuzz 3000] [--rounds 3] [--passes 3] [--out benchmarks/results/NAME.json]
 
 ``OLD_SRC`` / ``NEW_SRC`` are folders holding a ``gitquarry`` package (``git archive main src``
 unpacked, and this checkout's ``src``). Every ``*.md``/``*.markdown``/``*.rst``/``*.txt`` blob at
@@ -10,7 +10,9 @@ and paired CRs, NULs, tabs, Unicode spaces, front matter, fences, containers, se
 underlines, over-long lines), is chunked by each tree in its own interpreter under several
 policies; the outcome per document (every span: bytes, lines, heading path, heading lines, the
 chunk id; or the exception's type) is serialised and the two dumps compared. Then chunking CPU
-is timed, the two trees alternating per round, over the markdown/rst blobs. Prints JSON.
+is timed, the two trees alternating per round (the order flipping each round), over the
+markdown/rst blobs: ``*_mib_per_cpu_s`` from each child's first pass (median of rounds), and
+with ``--passes N`` also ``*_best_pass_mib_per_cpu_s`` (each child's best of N). Prints JSON.
 """
 
 from __future__ import annotations
@@ -111,17 +113,21 @@ if mode == "dump":
 else:
     docs = [(c, d) for _l, c, d in docs if c != "text"]
     chunk_document(docs[0][1], docs[0][0])  # imports and the parser loaded before timing
-    started = time.process_time()
-    for cls, data in docs:
-        chunk_document(data, cls)
-    open(out_path, "w").write(str(time.process_time() - started))
+    passes = []
+    for _ in range(int(sys.argv[5])):
+        started = time.process_time()
+        for cls, data in docs:
+            chunk_document(data, cls)
+        passes.append(time.process_time() - started)
+    open(out_path, "w").write(" ".join(map(str, passes)))
 """
 
 
-def run_child(src: str, mode: str, docs_path: str, out_path: str) -> None:
+def run_child(src: str, mode: str, docs_path: str, out_path: str, passes: int = 1) -> None:
     env = dict(os.environ, PYTHONPATH=src)
-    subprocess.run([sys.executable, "-c", CHILD, src, mode, docs_path, out_path,
-                    pickle.dumps(POLICIES).hex()], check=True, env=env)
+    extra = str(passes) if mode == "time" else pickle.dumps(POLICIES).hex()
+    subprocess.run([sys.executable, "-c", CHILD, src, mode, docs_path, out_path, extra],
+                   check=True, env=env)
 
 
 def main() -> None:
@@ -131,6 +137,9 @@ def main() -> None:
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--fuzz", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--passes", type=int, default=1,
+                        help="passes over the blobs per timing child (the first pass pays the "
+                             "process's first allocations; later ones reuse its memory)")
     parser.add_argument("--out")
     args = parser.parse_args()
     real = [blob for repo in args.repo for blob in repo_blobs(repo)]
@@ -153,11 +162,14 @@ def main() -> None:
         Path(timed_path).write_bytes(pickle.dumps(timed))
         mib = sum(len(d) for _l, _c, d in timed) / 2**20
         cpu: dict[str, list[float]] = {"old": [], "new": []}
-        for _ in range(args.rounds):
-            for side in ("old", "new"):
+        best: dict[str, list[float]] = {"old": [], "new": []}
+        for r in range(args.rounds):
+            for side in ("old", "new") if r % 2 == 0 else ("new", "old"):
                 out_path = os.path.join(tmp, f"{side}.cpu")
-                run_child(getattr(args, side), "time", timed_path, out_path)
-                cpu[side].append(float(Path(out_path).read_text()))
+                run_child(getattr(args, side), "time", timed_path, out_path, args.passes)
+                passes = [float(x) for x in Path(out_path).read_text().split()]
+                cpu[side].append(passes[0])
+                best[side].append(min(passes))
     result = {
         "documents": len(docs), "real_documents": len(real),
         "fuzz_documents": len(docs) - len(real),
@@ -168,7 +180,13 @@ def main() -> None:
         "timed": {"files": len(timed), "mib": round(mib, 2),
                   **{f"{side}_cpu_s": [round(c, 3) for c in cpu[side]] for side in cpu},
                   **{f"{side}_mib_per_cpu_s": round(mib / statistics.median(cpu[side]), 2)
-                     for side in cpu}},
+                     for side in cpu},
+                  "passes_per_child": args.passes,
+                  **{f"{side}_best_pass_cpu_s": [round(c, 3) for c in best[side]]
+                     for side in best},
+                  **{f"{side}_best_pass_mib_per_cpu_s":
+                     round(mib / statistics.median(best[side]), 2) for side in best},
+                  "load_1min_end": round(os.getloadavg()[0], 2)},
     }
     text = json.dumps(result, indent=2)
     print(text)

@@ -24,6 +24,8 @@ from typing import Any
 _FRONT_MATTER = re.compile(r"\A(---|\+\+\+)[ \t]*\r?\n")
 #: a trailing attribute list (``## Title { #anchor }``, pandoc / Python-Markdown attr_list)
 _ATTRS = re.compile(r"\s*\{\s*[#.][^{}]*\}\s*$")
+#: ``_ATTRS`` from its ``{`` on (``_drop_attributes``)
+_ATTRS_TAIL = re.compile(r"\{\s*[#.][^{}]*\}\s*$")
 #: the renderer's heading tags (``<h2 data-sourcepos="L:C-L:C">``); its container tags are
 #: ``<blockquote`` / ``<li`` (text is escaped and raw HTML omitted: no other ``<`` can occur)
 _HEADING_TAG = re.compile(r'<h([1-6]) data-sourcepos="(\d+):\d+-(\d+):\d+"')
@@ -241,8 +243,22 @@ def heading_rows(text: str, data: bytes, lines: list[str] | None) -> list[Headin
     else:
         source = lines  # front matter lines differ, but no heading starts inside it
     rows: list[HeadingRow] = []
+    append = rows.append
     nul = "\x00" in text
     for tag, start, stop in nodes:
+        if stop == start:  # ATX: one line (``_atx_title`` inlined: most headings are ATX)
+            line = source[start - 1]
+            if nul:
+                line = line.replace("\x00", "\ufffd")
+            body = line.lstrip(" ").lstrip("#").rstrip(" \t")
+            tail = len(body.rstrip("#"))
+            if tail and body[tail - 1] in " \t":
+                body = body[:tail]
+            title = body.strip(_TRIM)
+            if "{" in title:
+                title = _drop_attributes(title)
+            append((tag, title, start, start, start))
+            continue
         end = stop
         if end > start:  # setext: cmark's end may run past the underline; it is the first
             end = next((n for n in range(start + 1, end + 1)
@@ -254,6 +270,17 @@ def heading_rows(text: str, data: bytes, lines: list[str] | None) -> list[Headin
         title = (_atx_title(title_lines[0]) if start == end
                  else _setext_title(title_lines[:-1]))
         if "{" in title:  # (no brace: no attribute list to drop)
-            title = _ATTRS.sub("", title) or title
-        rows.append((tag, title, start, end, start))
+            title = _drop_attributes(title)
+        append((tag, title, start, end, start))
     return rows
+
+
+def _drop_attributes(title: str) -> str:
+    """``_ATTRS.sub("", title) or title``, found from the last ``{``: a match of ``_ATTRS``
+    holds one brace pair and nothing but whitespace after it, so its ``{`` is the title's
+    last, and the leftmost match starts where the whitespace run before that brace starts
+    (``\\s`` and ``str.rstrip()`` are the same characters)."""
+    brace = title.rfind("{")
+    if brace < 0 or _ATTRS_TAIL.match(title, brace) is None:
+        return title
+    return title[:brace].rstrip() or title

@@ -16,9 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitquarry.errors import DOCS_CACHE_NAME
 from gitquarry.repo_docs.plan import DocFile, Exclusion
-from gitquarry.store import Store, safe_paths
-from gitquarry.store.connection import open_store
-from gitquarry.store.schema.repo_docs import REPO_DOCS_MIGRATIONS, REQUIRED_TABLES
+from gitquarry.store import safe_paths
 
 if TYPE_CHECKING:  # NumPy only with vectors: full-text search starts without it
     import numpy as np
@@ -26,6 +24,7 @@ if TYPE_CHECKING:  # NumPy only with vectors: full-text search starts without it
     from gitquarry.config import Config
     from gitquarry.repo_docs.chunker import ChunkSpan
     from gitquarry.repo_docs.registry import Binding
+    from gitquarry.store import Store
 
 DB_NAME = DOCS_CACHE_NAME  # "repo_docs.db"
 #: embedding text format of repository-docs chunks (part of the namespace)
@@ -126,6 +125,11 @@ class DocsCache:
     IndexPathUnsafeError, IndexUntrustedError: as ``open_store``."""
 
     def __init__(self, path: Path, *, writer: bool = False) -> None:
+        # the store and its schema only when a cache is opened (a search with no cache file,
+        # the cold full-text case, never opens one)
+        from gitquarry.store.connection import open_store
+        from gitquarry.store.schema.repo_docs import REPO_DOCS_MIGRATIONS, REQUIRED_TABLES
+
         self.path = path
         self.store: Store = open_store(path, migrations=REPO_DOCS_MIGRATIONS,
                                        required_tables=REQUIRED_TABLES, writer=writer)

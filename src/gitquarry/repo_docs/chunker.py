@@ -55,6 +55,10 @@ class ChunkPolicy:
         return {"id": self.policy_id, "max_chars": self.max_chars, "min_chars": self.min_chars}
 
 
+#: ``chunk_document``'s policy when none is given (one object, not one per call)
+_DEFAULT_POLICY = ChunkPolicy()
+
+
 @dataclass(frozen=True)
 class ChunkSpan:
     """One chunk of a blob (see module docstring for the units)."""
@@ -273,41 +277,70 @@ def chunk_document(data: bytes, content_class: str,
     ``content_class`` is ``markdown``, ``restructuredtext`` or ``text``.
     :raises UnicodeDecodeError: ``data`` is not UTF-8 (the planner excludes such files).
     """
-    policy = policy or ChunkPolicy()
+    policy = policy or _DEFAULT_POLICY
+    max_chars, min_chars = policy.max_chars, policy.min_chars
     text = data.decode("utf-8")
     lines = _Lines(text)
+    cum = lines.cum
     n = len(lines.text)
     sections = _sections(_heading_rows(text, content_class, data, lines.text), n)
     # merge tiny sections into the next one when both fit
     merged: list[Section] = []
     carry: Section | None = None
-    for start, end, path, path_lines in sections:
+    for section in sections:
+        start, end, path, path_lines = section
         if carry is not None:
-            combined = lines.cum[end] - lines.cum[carry[0]]
             parent = carry[2][:-1]
-            related = path[: len(parent)] == parent and len(path) >= len(carry[2])
-            if combined <= policy.max_chars and related:
+            if cum[end] - cum[carry[0]] <= max_chars and len(path) >= len(carry[2]) \
+                    and path[: len(parent)] == parent:
                 # a sibling or a child: the chunk starts (and is cited) at the tiny section,
                 # so it keeps that section's heading path
                 start, path, path_lines = carry[0], carry[2], carry[3]
+                section = (start, end, path, path_lines)
             else:
                 merged.append(carry)
             carry = None
-        size = lines.cum[end] - lines.cum[start]
-        if size < policy.min_chars and not lines.all_blank(start, end):
-            carry = (start, end, path, path_lines)
+        if cum[end] - cum[start] < min_chars and not lines.all_blank(start, end):
+            carry = section
             continue
-        merged.append((start, end, path, path_lines))
+        merged.append(section)
     if carry is not None:
         merged.append(carry)
     spans: list[ChunkSpan] = []
+    append = spans.append
+    offset = lines.offset
+    ascii_text = lines.ascii
+    at_char = at_byte = 0  # the last character offset turned into a byte offset (below)
     for start, end, path, path_lines in merged:
-        for a, b in _pieces(lines, start, end, policy.max_chars):
-            if b - a == 1 and lines.chars(a) > policy.max_chars + 1:
-                spans.extend(_cut_line(data, lines, a, policy.max_chars, path, path_lines))
+        if start >= end:
+            continue
+        if cum[end] - cum[start] <= max_chars:
+            # within the bound: one run from the first to the last non-blank line (what
+            # ``_pieces`` gives; inlined: most sections take this path)
+            piece = text[cum[start] : cum[end]]
+            body = piece.lstrip()
+            if not body:
                 continue
-            spans.append(ChunkSpan(lines.offset(a), lines.byte_end(b - 1), a + 1, b, path,
-                                   path_lines))
+            a = start + piece.count("\n", 0, len(piece) - len(body))
+            b = start + piece.count("\n", 0, len(piece.rstrip())) + 1
+            # bytes [offset(a), offset(b) - 1): characters [cum[a], cum[b] - 1) in UTF-8
+            if ascii_text:
+                append(ChunkSpan(cum[a], cum[b] - 1, a + 1, b, path, path_lines))
+                continue
+            first, last = cum[a], cum[b] - 1
+            if first < at_char:
+                at_char = at_byte = 0
+            at_byte += len(text[at_char:first].encode("utf-8"))
+            byte_start = at_byte
+            at_byte += len(text[first:last].encode("utf-8"))
+            at_char = last
+            append(ChunkSpan(byte_start, at_byte, a + 1, b, path, path_lines))
+            continue
+        for a, b in _pieces(lines, start, end, max_chars):
+            if b - a == 1 and lines.chars(a) > max_chars + 1:
+                spans.extend(_cut_line(data, lines, a, max_chars, path, path_lines))
+                continue
+            append(ChunkSpan(offset(a), offset(b) - 1, a + 1, b, path, path_lines))
     return spans
 
 

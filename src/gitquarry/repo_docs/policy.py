@@ -25,8 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from wcmatch import glob as wcglob
-
 from gitquarry.errors import RepoDocsPolicyInvalidError, YamlInputError
 from gitquarry.globs import syntax_problem
 
@@ -49,7 +47,19 @@ _KEYS = ("schema", "enabled", "preset", "include", "exclude", "cache_mode")
 #: seed 002's ``cache_mode`` (top level, or in the section): the one mode there is, a cache
 #: beside the repository's workspace that Git can rebuild; any other value is refused.
 CACHE_MODES = ("repo-local",)
-_FLAGS = wcglob.GLOBSTAR | wcglob.DOTGLOB | wcglob.CASE | wcglob.NOUNIQUE
+#: ``wcmatch.glob.GLOBSTAR | DOTGLOB | CASE | NOUNIQUE``, written out: importing wcmatch is
+#: ~20 ms CPU of a cold docs search, and the built-in preset needs none of it (issue 21 §5;
+#: ``tests/repo_docs/test_policy_lazy.py`` checks the value against wcmatch's)
+_FLAGS = 524609
+#: what the installed wcmatch compiles each built-in preset pattern to under ``_FLAGS`` (one
+#: include regex, matched whole, no exclusion, no real-path check): a policy whose patterns are
+#: all here matches with ``re`` alone. Checked against wcmatch's translation, and the matches
+#: against wcmatch's, by ``tests/repo_docs/test_policy_lazy.py``
+_KNOWN_REGEXES: dict[str, str] = {
+    "README*": r"^(?s:README[^/]*?[/]*?)$",
+    "AGENTS.md": r"^(?s:AGENTS\.md[/]*?)$",
+    "docs/**": r"^(?s:docs(?=[/])(?:(?!(?:[/]|^)(?:\.{1,2})(?:$|[/])).)*?(?:^|$|[/]+))$",
+}
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
@@ -99,12 +109,7 @@ class DocsPolicy:
     def _matcher(self, name: str, patterns: tuple[str, ...]) -> Callable[[str], bool]:
         matcher = self._compiled.get(name)
         if matcher is None:
-            compiled = [wcglob.compile(p, flags=_FLAGS) for p in patterns]
-
-            def match(path: str) -> bool:
-                return any(c.match(path) for c in compiled)
-
-            matcher = self._compiled[name] = match
+            matcher = self._compiled[name] = _glob_matcher(patterns)
         return matcher  # type: ignore[no-any-return]
 
     def selects(self, path: str) -> str | None:
@@ -136,6 +141,27 @@ class DocsPolicy:
             "include": list(self.include), "exclude": list(self.exclude),
             "effective_include": list(self.effective_include), "matcher": MATCHER_REVISION,
         }
+
+
+def _glob_matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether a path matches any of ``patterns`` (wcmatch globs under ``_FLAGS``): by the
+    known regexes when every pattern has one (the built-in preset: no wcmatch import), else by
+    wcmatch."""
+    if all(p in _KNOWN_REGEXES for p in patterns):
+        regexes = [re.compile(_KNOWN_REGEXES[p]).fullmatch for p in patterns]
+
+        def known(path: str) -> bool:
+            return any(r(path) for r in regexes)
+
+        return known
+    from wcmatch import glob as wcglob
+
+    compiled = [wcglob.compile(p, flags=_FLAGS) for p in patterns]
+
+    def match(path: str) -> bool:
+        return any(c.match(path) for c in compiled)
+
+    return match
 
 
 BUILTIN_POLICY = DocsPolicy()
@@ -171,6 +197,8 @@ def normalise_pattern(raw: str, *, policy_file: str, key: str, line: int = 0) ->
     problem = syntax_problem(pattern, braces=False)  # braces are literal in policy patterns
     if problem is not None:
         raise bad(f"is not a valid glob ({problem})")
+    from wcmatch import glob as wcglob  # (policy files only)
+
     try:
         wcglob.compile(pattern, flags=_FLAGS)
     except Exception as exc:  # wcmatch refuses it: ValueError, pattern limits
