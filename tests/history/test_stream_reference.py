@@ -184,3 +184,11 @@ def test_index_rows_equal_the_reference(
     for table in slow:
         assert fast[table] == slow[table], table
     assert digests(fast) == digests(slow)
+
+
+@pytest.mark.parametrize("text", [
+    "", "0", "1700000000", "253402300799", "253402300800", "9" * 20, "9" * 21, " 17", "17 ",
+    "-5", "+5", "1e9", "١٢٣", "\u00a017", "12\x0b", "0001", "abc", "修复",
+])
+def test_time_text_equals_the_bytes_parser(text: str) -> None:
+    assert gitlog._parse_time_text(text) == gitlog.parse_time(text.encode())

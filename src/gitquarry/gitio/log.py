@@ -463,9 +463,8 @@ def _parse_header(raw: bytes) -> LogCommit:
     if len(fields) < 13:
         raise ValueError(f"unexpected git log header: {raw[:200]!r}")
     h, p, an, ae, amn, ame, at, cn, ce, cmn, cme, ct = fields[:12]
-    at_raw, ct_raw = at.encode("utf-8"), ct.encode("utf-8")
-    author_time, author_ok = parse_time(at_raw)
-    committer_time, committer_ok = parse_time(ct_raw)
+    author_time, author_ok = _parse_time_text(at)
+    committer_time, committer_ok = _parse_time_text(ct)
     commit = LogCommit(
         hash=h, parents=p.split(), author_name=amn, author_email=ame, author_time=author_time,
         committer_name=cmn, committer_email=cme, committer_time=committer_time,
@@ -473,10 +472,19 @@ def _parse_header(raw: bytes) -> LogCommit:
         author_raw=f"{an} <{ae}>", committer_raw=f"{cn} <{ce}>",
     )
     if not author_ok:
-        commit.invalid_times["author_time"] = at_raw.decode("ascii", "replace")[:40]
+        commit.invalid_times["author_time"] = at.encode().decode("ascii", "replace")[:40]
     if not committer_ok:
-        commit.invalid_times["committer_time"] = ct_raw.decode("ascii", "replace")[:40]
+        commit.invalid_times["committer_time"] = ct.encode().decode("ascii", "replace")[:40]
     return commit
+
+
+def _parse_time_text(text: str) -> tuple[int, bool]:
+    """``parse_time(text.encode())`` without encoding the plain case (ASCII digits only, at
+    most 20 of them: what git prints for nearly every commit)."""
+    if text.isascii() and text.isdigit() and len(text) <= 20:
+        value = int(text)
+        return (MAX_TIME, False) if value > MAX_TIME else (value, True)
+    return parse_time(text.encode("utf-8"))
 
 
 def _parse_header_fields(raw: bytes) -> LogCommit:
