@@ -4,7 +4,7 @@ what the old path gave, commit for commit and row for row.
 The reference is the old module, frozen in ``tests/history/reference_log.py``: one
 ``git log`` (and one ``git patch-id``) process per batch, the old parser. The repository is
 made here and holds what the reader treats specially: branches and merges (a merge's
-first-parent diff, an octopus), renames and a copy-like move, a mode change, a deletion, a
+first-parent diff, an octopus), a rename, a mode change, a deletion, a
 binary file, an empty commit, messages and identities in invalid UTF-8 (no encoding header),
 a Latin-1 commit with its header, a ``.mailmap``, a diff longer than ``delta_max_lines``,
 camelCase/CJK/version text, and a commit whose blob is missing (git fails mid-stream: the
