@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         report["lexical"] = {"metrics": lexical, "ranks": [r["lexical"]["rank"] for r in rows]}
         for name in order:
             k, shapes, floor = variants[name]
-            history_search.SHAPE_WEIGHTS = shapes
+            history_search.SHAPE_WEIGHTS = shapes  # type: ignore[misc]  # swapped per variant
             fusion.LEXICAL_FLOOR = floor
             rows, facts = run_queries(searcher_for(k), queries, k=args.k, modes=["hybrid"])
             m = summarise(rows, ["hybrid"], args.k)["hybrid"]
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{kind}:{v.get(f'recall@{args.k}')}/{v.get(f'mrr@{args.k}')}"
                 for kind, v in m.items()), file=sys.stderr, flush=True)
     finally:
-        history_search.SHAPE_WEIGHTS = SHIPPED_SHAPES
+        history_search.SHAPE_WEIGHTS = SHIPPED_SHAPES  # type: ignore[misc]  # swapped per variant
         fusion.LEXICAL_FLOOR = SHIPPED_FLOOR
         for each in searchers.values():
             each.close()
