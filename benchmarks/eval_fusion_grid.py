@@ -28,13 +28,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from eval_history import load_queries, make_workspace, run_queries, summarise
+from gitquarry.config import Config
 from gitquarry.history.search import engine as history_search
 from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval import fusion
 from gitquarry.retrieval.fusion import LexicalFloor, ShapeWeights
 from gitquarry.workspace import Workspace
 
-SHIPPED_K = 20
+#: the defaults as they ship (``shipped``); the grid's rows name their values explicitly
+SHIPPED_K = Config().search.rrf_k
 SHIPPED_FLOOR = fusion.LEXICAL_FLOOR
 SHIPPED_SHAPES = fusion.SHAPE_WEIGHTS
 
@@ -46,7 +48,8 @@ def _flat(ratio: float) -> ShapeWeights:
 
 #: name -> (lexical, semantic) per shape (keyword, mixed, natural)
 WEIGHTS: dict[str, ShapeWeights] = {
-    "shapes 0.5/1/2 (shipped)": SHIPPED_SHAPES,
+    # named "(shipped)" in the s7-fusion raw results: the default before them
+    "shapes 0.5/1/2 (shipped)": ShapeWeights((1.0, 0.5), (1.0, 1.0), (1.0, 2.0)),
     "flat 1/1": _flat(1.0),
     "flat 1/1.5": _flat(1.5),
     "flat 1/2": _flat(2.0),
@@ -57,7 +60,7 @@ WEIGHTS: dict[str, ShapeWeights] = {
 }
 KS = (10, 20, 40, 60)
 FLOORS: dict[str, LexicalFloor] = {
-    "floor keep5 window10 (shipped)": SHIPPED_FLOOR,
+    "floor keep5 window10 (shipped)": LexicalFloor(5, 10),
     "floor off": LexicalFloor(0, 10),
     "floor keep3 window5": LexicalFloor(3, 5),
     "floor keep5 window5": LexicalFloor(5, 5),
@@ -76,7 +79,7 @@ def grid(which: str) -> dict[str, Variant]:
                 out[f"k={k}, {wname}"] = (k, shapes, SHIPPED_FLOOR)
     if which in ("floor", "all"):
         for fname, floor in FLOORS.items():
-            out[f"k=20, shipped weights, {fname}"] = (SHIPPED_K, SHIPPED_SHAPES, floor)
+            out[f"k={SHIPPED_K}, shipped weights, {fname}"] = (SHIPPED_K, SHIPPED_SHAPES, floor)
     return out
 
 
