@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from docs_chunk_ab import repo_blobs
+from docs_chunk_ab import fuzz_docs, repo_blobs
 
 _CONTAINERS = ("BlockQuote", "List", "Item", "FootnoteDefinition", "DefinitionList",
                "DefinitionListDefinition", "DefinitionListTitle")
@@ -73,6 +73,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repo", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--fuzz", type=int, default=3000,
+                        help="generated hostile documents whose headings are also compared "
+                             "(not timed)")
     parser.add_argument("--pyromark-site", help="a folder holding pyromark (pip --target)")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -162,6 +165,23 @@ def main() -> None:
         result["headings_differing_examples"] = [
             (labels[i], walker(docs[i])[:3], pyromark_headings(pyromark, texts[i], docs[i])[:3])
             for i in differ[:5]]
+        # the hostile set: (level, first line) only (cmark's setext end is corrected above)
+        fuzz = [(label, d) for label, cls, d in fuzz_docs(args.fuzz)
+                if cls == "markdown" and b"\r" not in d]
+        fuzz_differ = []
+        fuzz_compared = 0
+        for label, data in fuzz:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue  # the chunker raises on such a file before any parser runs
+            fuzz_compared += 1
+            ours = [r[:2] for r in walker(data)]
+            if [r[:2] for r in pyromark_headings(pyromark, text, data)] != ours:
+                fuzz_differ.append(label)
+        result["fuzz_headings_compared_files"] = fuzz_compared
+        result["fuzz_headings_differing_level_or_start_files"] = len(fuzz_differ)
+        result["fuzz_headings_differing_examples"] = fuzz_differ[:10]
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
