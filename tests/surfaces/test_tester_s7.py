@@ -1,0 +1,118 @@
+"""Defects a tester found in s7 (2026-12-02): each test reproduces one on a real repository
+and a real index (or a real empty file), through the CLI in-process and a real MCP client.
+
+- a zero-byte or schema-less ``index.db`` was taken for an empty index, and a read command
+  (``status``, ``history``, ``show``, ``blame``, ``search``, the MCP server) wrote a schema
+  into it: a read now says "no index" (exit 1, ``no_index``) and leaves the file as it was;
+  ``index`` initialises it;
+- ``--author ''``/``--committer ''``/``--path ''``/``--pickaxe ''`` (and MCP ``author``,
+  ``committer``, ``path``, ``pickaxe`` given as ``""``) were silently "not given": a usage
+  error naming the option (exit 2), as ``--files-glob ''`` is;
+- ``--explain`` named a time bound ``--after``/``--before`` when the user typed
+  ``--since``/``--until``: it names the option as typed;
+- a repository reached through a symlink was skipped with a warning that did not say why:
+  the warning names the path (escaped) and says it is a symlink;
+- MCP ``blame_search`` with a line past the end of the file blamed ``path``: the error names
+  the line argument.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import CLI, fast_import, user_config, with_mcp_server
+
+
+def _workspace(root: Path) -> Path:
+    fast_import(root / "repo", [
+        (f"Parser change {i}", {f"src/mod{i % 3}.py": f"parser = {i}\n"}) for i in range(6)
+    ])
+    return root
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under ``directory`` (recursively) and its bytes."""
+    return {str(p.relative_to(directory)): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _make_db(db: Path, kind: str) -> None:
+    """An ``index.db`` holding no index: empty (zero bytes), a SQLite file with no table, or
+    one with only this installation's owner stamp (an ``index`` that has just begun)."""
+    db.parent.mkdir(parents=True)
+    if kind == "zero-byte":
+        db.write_bytes(b"")
+        return
+    conn = sqlite3.connect(db)
+    try:
+        if kind == "schema-less":
+            conn.execute("CREATE TABLE t (x)")
+            conn.execute("DROP TABLE t")
+        else:
+            from gitquarry.store import trust
+
+            conn.isolation_level = None
+            trust.stamp(conn, db)
+        conn.commit()
+    finally:
+        conn.close()
+    assert db.stat().st_size > 0
+
+
+READ_COMMANDS = [
+    ("status", "--project", "{ws}"),
+    ("status", "--project", "{ws}", "--json"),
+    ("history", "parser", "--project", "{ws}"),
+    ("history", "parser", "--project", "{ws}", "--json"),
+    ("show", "{head}", "--project", "{ws}", "--no-pager"),
+    ("show", "{head}", "--project", "{ws}", "--json"),
+    ("blame", "src/mod0.py", "--project", "{ws}", "--no-pager"),
+    ("search", "parser", "--project", "{ws}"),
+]
+
+
+@pytest.mark.parametrize("kind", ["zero-byte", "schema-less", "stamped"])
+def test_an_uninitialised_index_db_is_no_index_and_reads_never_write_it(
+        tmp_path: Path, cli: CLI, kind: str) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = _workspace(tmp_path / "ws")
+    head = (ws / "repo" / ".git" / "refs" / "heads" / "main").read_text().strip()
+    commands = [tuple(a.replace("{ws}", str(ws)).replace("{head}", head) for a in argv)
+                for argv in READ_COMMANDS]
+    # each command's answer when there is no index file at all: the one expected below
+    expected = {argv: cli(*argv) for argv in commands}
+    assert expected[commands[1]][0] == 1
+    assert json.loads(expected[commands[1]][1])["error"]["code"] == "no_index"
+    assert not (ws / ".gitquarry").exists()
+    _make_db(ws / ".gitquarry" / "index.db", kind)
+    before = _snapshot(ws / ".gitquarry")
+    from gitquarry.store import trust
+
+    records = trust.records_dir()
+    owned = _snapshot(records) if records.exists() else {}
+    for argv in commands:
+        code, out, err = cli(*argv)
+        assert code != 0 and "internal error" not in err, (argv, out, err)
+        assert (code, out, err) == expected[argv], argv
+        assert _snapshot(ws / ".gitquarry") == before, argv  # nothing written, nothing new
+    assert (_snapshot(records) if records.exists() else {}) == owned
+
+    async def body(session: Any) -> Any:
+        return await session.call_tool("search_git_history", {"query": "parser"})
+
+    result, _ = with_mcp_server(ws, body, tmp_path)
+    assert result.is_error and "no_index: no gitquarry index" in result.content[0].text
+    assert _snapshot(ws / ".gitquarry") == before
+
+    # a write command initialises it
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    code, out, err = cli("history", "parser", "--project", str(ws), "--json")
+    assert code == 0 and json.loads(out)["total_commits_indexed"] == 6, err
+    assert os.path.getsize(ws / ".gitquarry" / "index.db") > 0
