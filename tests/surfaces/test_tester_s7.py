@@ -116,3 +116,57 @@ def test_an_uninitialised_index_db_is_no_index_and_reads_never_write_it(
     code, out, err = cli("history", "parser", "--project", str(ws), "--json")
     assert code == 0 and json.loads(out)["total_commits_indexed"] == 6, err
     assert os.path.getsize(ws / ".gitquarry" / "index.db") > 0
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, cli: CLI) -> Path:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = _workspace(tmp_path / "ws")
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    return ws
+
+
+@pytest.mark.parametrize(("option", "value"), [
+    ("--author", ""), ("--author", "  "), ("--committer", ""), ("--path", ""),
+    ("--path", " "), ("--path", "/"), ("--path", "./"), ("--pickaxe", ""), ("-S", ""),
+])
+def test_an_empty_filter_is_a_usage_error_naming_the_option(
+        indexed: Path, cli: CLI, option: str, value: str) -> None:
+    named = "--pickaxe" if option == "-S" else option
+    for extra in ([], ["--json"]):
+        code, out, err = cli("history", "parser", option, value, *extra,
+                             "--project", str(indexed))
+        assert code == 2, (option, value, out, err)
+        assert err.startswith(f"Error: {named}: "), err
+        assert "empty" in err and "leave it out" in err, err
+        if extra:
+            error = json.loads(out)["error"]
+            assert error["code"] == "invalid_argument" and error["exit_code"] == 2
+            assert error["message"].startswith(f"{named}: ")
+    # a value is still a filter; a pickaxe of one space is a string git log -S looks for
+    for option, value in (("--author", "Ada"), ("--path", "src"), ("--pickaxe", " ")):
+        code, out, err = cli("history", "parser", option, value, "--json",
+                             "--project", str(indexed))
+        assert code == 0, (option, err)
+
+
+def test_mcp_refuses_an_empty_filter_and_takes_none_as_not_given(
+        indexed: Path, tmp_path: Path) -> None:
+    names = ("author", "committer", "path", "pickaxe")
+
+    async def body(session: Any) -> dict[str, Any]:
+        out = {name: await session.call_tool("search_git_history",
+                                             {"query": "parser", name: ""})
+               for name in names}
+        out["none"] = await session.call_tool(
+            "search_git_history", {"query": "parser", **dict.fromkeys(names)})
+        return out
+
+    results, _ = with_mcp_server(indexed, body, tmp_path)
+    for name in names:
+        text = results[name].content[0].text
+        assert results[name].is_error, (name, text)
+        assert f"invalid_argument: {name}: " in text and "empty" in text, text
+    assert not results["none"].is_error, results["none"].content[0].text
+    assert json.loads(results["none"].content[0].text)["results"]
