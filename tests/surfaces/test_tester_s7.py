@@ -170,3 +170,23 @@ def test_mcp_refuses_an_empty_filter_and_takes_none_as_not_given(
         assert f"invalid_argument: {name}: " in text and "empty" in text, text
     assert not results["none"].is_error, results["none"].content[0].text
     assert json.loads(results["none"].content[0].text)["results"]
+
+
+@pytest.mark.parametrize(("typed", "other"), [
+    (["--since", "2024-01-01"], "--after"), (["--after", "2024-01-01"], "--since"),
+    (["--until", "2099-01-01"], "--before"), (["--before=2099-01-01"], "--until"),
+    (["--since", "2024-01-01", "--until", "2099-01-01"], "--after"),
+])
+def test_explain_names_a_time_bound_as_typed(indexed: Path, cli: CLI, typed: list[str],
+                                              other: str) -> None:
+    code, _, err = cli("history", "parser", *typed, "--explain", "--project", str(indexed))
+    assert code == 0, err
+    for option in typed:
+        name = option.partition("=")[0]
+        if name.startswith("--"):
+            assert f"{name} " in err and " read as " in err, err
+    assert f"{other} " not in err, err
+    # the last spelling typed is the one Click kept: the one named
+    code, _, err = cli("history", "parser", "--after", "2024-01-02", "--since",
+                       "2024-01-01", "--explain", "--project", str(indexed))
+    assert code == 0 and "--since 2024-01-01 read as" in err and "--after 2024" not in err, err
