@@ -190,3 +190,34 @@ def test_explain_names_a_time_bound_as_typed(indexed: Path, cli: CLI, typed: lis
     code, _, err = cli("history", "parser", "--after", "2024-01-02", "--since",
                        "2024-01-01", "--explain", "--project", str(indexed))
     assert code == 0 and "--since 2024-01-01 read as" in err and "--after 2024" not in err, err
+
+
+def test_a_repository_reached_through_a_symlink_is_skipped_and_the_warning_says_so(
+        tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = _workspace(tmp_path / "ws")
+    outside = fast_import(tmp_path / "outside", [("Outside change", {"o.py": "o = 1\n"})])
+    (ws / "linked").symlink_to(outside.path)
+    (ws / "evil\x1b[31mlink").symlink_to(outside.path)
+    (ws / "nest").mkdir()
+    (ws / "nest" / "deeper").symlink_to(outside.path)
+    plain = tmp_path / "plain-dir"
+    plain.mkdir()
+    (ws / "not-a-repo").symlink_to(plain)  # a link to no repository: nothing to say
+    code, out, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    assert "\x1b" not in err and "\x1b" not in out
+    for shown in ("linked", "evil\\x1b[31mlink", "nest/deeper"):
+        assert f"Warning: {ws / shown} is a symbolic link" in err, err
+    assert "not-a-repo" not in err
+    lines = [ln for ln in err.splitlines() if "symbolic link" in ln]
+    assert len(lines) == 3 and all("[repository_symlink]" in ln for ln in lines), lines
+    assert all("skipped" in ln for ln in lines), lines
+    # the repository itself only (the linked one's commit is not indexed); listed by status
+    code, out, err = cli("status", "--project", str(ws), "--json")
+    data = json.loads(out)
+    assert data["total_commits"] == 6
+    skipped = {s["path"]: s["code"] for s in data["skipped"]}
+    assert skipped == {str(ws / "linked"): "repository_symlink",
+                       str(ws / "evil\x1b[31mlink"): "repository_symlink",
+                       str(ws / "nest" / "deeper"): "repository_symlink"}, skipped
