@@ -221,3 +221,34 @@ def test_a_repository_reached_through_a_symlink_is_skipped_and_the_warning_says_
     assert skipped == {str(ws / "linked"): "repository_symlink",
                        str(ws / "evil\x1b[31mlink"): "repository_symlink",
                        str(ws / "nest" / "deeper"): "repository_symlink"}, skipped
+
+
+def test_blame_past_the_end_of_the_file_names_the_line_argument(
+        indexed: Path, cli: CLI, tmp_path: Path) -> None:
+    calls: dict[str, dict[str, Any]] = {
+        "start": {"path": "src/mod0.py", "start_line": 99},
+        "range": {"path": "src/mod0.py", "start_line": 5, "end_line": 9},
+        "spec": {"path": "src/mod0.py:7"},
+        "inside": {"path": "src/mod0.py", "start_line": 1, "end_line": 99},  # end clamped
+        "missing": {"path": "src/nope.py", "start_line": 99},
+    }
+
+    async def body(session: Any) -> dict[str, Any]:
+        return {name: await session.call_tool("blame_search", args)
+                for name, args in calls.items()}
+
+    results, _ = with_mcp_server(indexed, body, tmp_path)
+    text = {name: r.content[0].text for name, r in results.items()}
+    for name, line, argument in (("start", 99, "start_line"), ("range", 5, "start_line"),
+                                 ("spec", 7, "path")):
+        assert results[name].is_error, (name, text[name])
+        assert (f"invalid_argument: {argument}: line {line} is past the end of "
+                "'src/mod0.py', which has 1 line at HEAD") in text[name], text[name]
+        assert "git blame failed" not in text[name]
+    assert not results["inside"].is_error, text["inside"]
+    assert results["missing"].is_error and "path_not_found" in text["missing"], text["missing"]
+    # the command line: the line is part of PATH[:LINE]
+    code, out, err = cli("blame", "src/mod0.py:7", "--no-pager", "--project", str(indexed))
+    assert code == 2, (out, err)
+    assert err.startswith("Error: PATH: line 7 is past the end of 'src/mod0.py', which has "
+                          "1 line at HEAD"), err

@@ -186,6 +186,7 @@ CLI_ARGUMENT_NAMES = {
     "min_score": "--min-score",
     "sort": "--sort",
     "merges": "--merges/--no-merges",
+    "line": "LINE",  # blame's, named by COMMAND_ARGUMENT_NAMES
     "job_id": "JOB_ID",
     "status": "--status",
 }
@@ -193,7 +194,8 @@ CLI_ARGUMENT_NAMES = {
 
 #: where one command names a library argument its own way: command → {argument: name}
 COMMAND_ARGUMENT_NAMES = {
-    "blame": {"path": "PATH"},  # blame's PATH[:LINE[-LINE]] argument, not history's --path
+    # blame's PATH[:LINE[-LINE]] argument (not history's --path) also names the line
+    "blame": {"path": "PATH", "line": "PATH"},
 }
 
 
