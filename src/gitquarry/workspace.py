@@ -111,7 +111,9 @@ class Workspace:
                 safe_paths.write_small(self.index_dir / ROOT_MARKER, f"{self.root}\n".encode())
 
     def open_store(self, *, create: bool = False, writer: bool | None = None) -> Store:
-        """Open the index. ``create=False`` raises ``NoIndexError`` when none exists yet.
+        """Open the index. ``create=False`` (a read) raises ``NoIndexError`` when none exists
+        yet, also when ``index.db`` is a zero-byte or schema-less file (nothing is written
+        then: only ``create`` initialises one).
 
         An existing index this process cannot write is opened read-only
         (``store.read_only``): searches work, writes fail.
@@ -131,11 +133,15 @@ class Workspace:
         if not create and not existed:
             raise NoIndexError(self.root)
         self._check_owner(record=create)
-        if existed and not self.index_writable():
-            return open_store(self.db_path, read_only=True)
-        if create:
-            safe_paths.ensure_state_dir(self.index_dir, self.root)
-        store = open_store(self.db_path, writer=create if writer is None else writer)
+        try:
+            if existed and not self.index_writable():
+                return open_store(self.db_path, read_only=True, initialise=create)
+            if create:
+                safe_paths.ensure_state_dir(self.index_dir, self.root)
+            store = open_store(self.db_path, writer=create if writer is None else writer,
+                               initialise=create)
+        except NoIndexError:  # a zero-byte or schema-less file: not indexed yet, left as is
+            raise NoIndexError(self.root) from None
         if not existed:
             from gitquarry.errors import GitquarryError
             from gitquarry.gitio.exclude import ensure_info_exclude

@@ -20,7 +20,17 @@ try:  # recent typer vendors click as typer._click; older typer uses click itsel
 except ImportError:  # pragma: no cover - depends on the installed typer
     from click import ClickException  # type: ignore[no-redef,assignment]
 
-from gitquarry.cli.common import COLOR_MODES, Command, Group, print_json_error, printable, set_color
+from gitquarry.cli.common import (
+    CLI_ARGUMENT_SPELLINGS,
+    COLOR_MODES,
+    Command,
+    Group,
+    print_json_error,
+    printable,
+    set_color,
+    set_command_line,
+    typed_spelling,
+)
 from gitquarry.cli.plain import configure_logging as _configure_logging
 from gitquarry.errors import (
     NOT_FOUND_EXIT,
@@ -176,22 +186,16 @@ CLI_ARGUMENT_NAMES = {
     "min_score": "--min-score",
     "sort": "--sort",
     "merges": "--merges/--no-merges",
+    "line": "LINE",  # blame's, named by COMMAND_ARGUMENT_NAMES
     "job_id": "JOB_ID",
     "status": "--status",
 }
 
 
-#: options with more than one long spelling: the library's name → every spelling, the
-#: first the one named when the command line shows none of them
-CLI_ARGUMENT_SPELLINGS = {
-    "after": ("--after", "--since"),
-    "before": ("--before", "--until"),
-}
-
-
 #: where one command names a library argument its own way: command → {argument: name}
 COMMAND_ARGUMENT_NAMES = {
-    "blame": {"path": "PATH"},  # blame's PATH[:LINE[-LINE]] argument, not history's --path
+    # blame's PATH[:LINE[-LINE]] argument (not history's --path) also names the line
+    "blame": {"path": "PATH", "line": "PATH"},
 }
 
 
@@ -216,19 +220,11 @@ def _spelled(argument: str, argv: list[str] | None) -> str:
     args = sys.argv[1:] if argv is None else argv
     if argument == "after/before":
         return f"{_spelled('after', argv)}/{_spelled('before', argv)}"
-    spellings = CLI_ARGUMENT_SPELLINGS.get(argument)
-    if spellings is None:
+    if argument not in CLI_ARGUMENT_SPELLINGS:
         command = _command_word(args)
         return COMMAND_ARGUMENT_NAMES.get(command, {}).get(
             argument, CLI_ARGUMENT_NAMES[argument])
-    used = spellings[0]
-    for arg in args:
-        if arg == "--":
-            break
-        name = arg.partition("=")[0]
-        if name in spellings:
-            used = name
-    return used
+    return typed_spelling(argument, args)
 
 
 def cli_message(exc: GitquarryError, argv: list[str] | None = None) -> str:
@@ -273,6 +269,7 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point. Translates errors to messages and exit codes
     (:data:`EXIT_CODES`)."""
     _configure_logging()
+    set_command_line(argv)  # output names options as typed (--since, not --after)
     command = get_command(app)
     if "_GITQUARRY_COMPLETE" in os.environ:  # the shell asks for completions
         from typer._completion_classes import completion_init

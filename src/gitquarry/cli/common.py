@@ -227,6 +227,42 @@ NoPagerOption = Annotated[bool, typer.Option(
     "$GITQUARRY_PAGER, $GIT_PAGER, $PAGER or less otherwise).")]
 
 
+#: options with more than one long spelling: the library's name → every spelling, the
+#: first the one named when the command line shows none of them
+CLI_ARGUMENT_SPELLINGS = {
+    "after": ("--after", "--since"),
+    "before": ("--before", "--until"),
+}
+
+#: the arguments of the command line ``cli.app.main`` runs (None: ``sys.argv[1:]``)
+_command_line: list[str] | None = None
+
+
+def set_command_line(args: list[str] | None) -> None:
+    """Record the arguments ``cli.app.main`` runs (None: ``sys.argv[1:]``), so output can
+    name an option as the user typed it (:func:`typed_spelling`)."""
+    global _command_line
+    _command_line = None if args is None else list(args)
+
+
+def typed_spelling(argument: str, args: list[str] | None = None) -> str:
+    """How the command line ``args`` (None: the one :func:`set_command_line` recorded, else
+    ``sys.argv[1:]``) spells ``argument`` (a key of :data:`CLI_ARGUMENT_SPELLINGS`): the
+    spelling typed last before any ``--`` (the one Click kept; ``--since=x`` counts), else
+    the first spelling."""
+    if args is None:
+        args = _command_line if _command_line is not None else sys.argv[1:]
+    spellings = CLI_ARGUMENT_SPELLINGS[argument]
+    used = spellings[0]
+    for arg in args:
+        if arg == "--":
+            break
+        name = arg.partition("=")[0]
+        if name in spellings:
+            used = name
+    return used
+
+
 def open_workspace(
     project: Path | None, *, for_search: bool = False, label: str = "--project"
 ) -> Workspace:

@@ -25,6 +25,7 @@ from gitquarry.cli.common import (
     print_json,
     printable,
     styled,
+    typed_spelling,
     warn,
 )
 from gitquarry.cli.history_answer import answer_history, cli_history_request
@@ -360,8 +361,8 @@ def _print_response(request: HistoryRequest, response: GitSearchResponse,
             warn(message)
     if request.explain:
         for name, bound in request.bounds().items():
-            note(
-                f"--{name} {bound.given} read as {READINGS[bound.reading]}: "
+            note(  # the option as typed: --since, --after, --until or --before
+                f"{typed_spelling(name)} {bound.given} read as {READINGS[bound.reading]}: "
                 f"{format_time(bound.seconds)} ({bound.seconds})")
         for line in summary_lines(response.pipeline):
             note(line)

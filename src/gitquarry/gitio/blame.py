@@ -106,6 +106,22 @@ def blame(git_dir: Path, revision: str, path: str, ranges: list[tuple[int, int]]
     return result
 
 
+def line_count(git_dir: Path, commit: str, path: str) -> int | None:
+    """The lines of the file ``path`` at ``commit`` as ``git blame -L`` counts them (a last
+    line without a newline counts), read as a stream (``git cat-file blob``, nothing held);
+    None when git cannot read it."""
+    lines = 0
+    last = b"\n"
+    args = ["cat-file", "blob", f"{commit}:{path}"]
+    with stream_git(git_dir, args) as stream:
+        while chunk := stream.stdout.read(1 << 16):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    if stream.code != 0:
+        return None
+    return lines + (last != b"\n")
+
+
 def _lines(stream: object) -> Iterator[bytes]:
     for raw in stream:  # type: ignore[attr-defined]
         yield raw[:-1] if raw.endswith(b"\n") else raw

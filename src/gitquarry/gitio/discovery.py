@@ -46,7 +46,8 @@ class Repository:
 class SkippedRepository:
     """A directory that holds a repository git refuses (or fails) to open. ``code`` is the
     error's stable code (``repository_not_trusted``, ``bare_repository_refused``,
-    ``repository_unreadable``, ``not_a_repository``) and ``message`` says why and what to do."""
+    ``repository_unreadable``, ``not_a_repository``; ``repository_symlink``: a symbolic link
+    to a repository, never followed) and ``message`` says why and what to do."""
 
     path: Path
     code: str
@@ -77,6 +78,27 @@ def _refusal(path: Path, stderr: str) -> GitquarryError:
     if "not a git repository" in stderr.lower() or not stderr.strip():
         return NotARepositoryError(path)
     return RepositoryUnreadableError(shown, git_message(stderr))
+
+
+#: ``SkippedRepository.code`` of a repository reached through a symbolic link
+SYMLINK_CODE = "repository_symlink"
+
+
+def _links_to_repository(link: Path) -> bool:
+    """Whether the directory ``link`` (a symbolic link) points to looks like a repository:
+    a ``.git`` in it, or a bare repository's layout (stat calls only; nothing is read)."""
+    try:
+        return (link / ".git").exists() or _looks_bare(link)
+    except OSError:
+        return False
+
+
+def _symlink_message(link: Path) -> str:
+    """Why the repository at ``link`` was skipped (the path escaped: ``display_path``, and
+    the surfaces escape control characters)."""
+    return (f"{display_path(link)} is a symbolic link to a repository: skipped (links under "
+            "the workspace are never followed, as their targets are untrusted); index the "
+            "repository where it lives, or move it under the workspace")
 
 
 def _looks_bare(path: Path) -> bool:
@@ -182,7 +204,10 @@ def discover(
     exclude_hidden_dirs: bool = True,
 ) -> Discovery:
     """Every repository under ``root``, once each, sorted by path, and every directory that
-    holds one git refuses or fails to open (``Discovery.skipped``, never silently dropped).
+    holds one git refuses or fails to open (``Discovery.skipped``, never silently dropped),
+    and every symbolic link (not excluded, not hidden when hidden directories are) to a
+    directory that looks like a repository: skipped, never followed (code
+    ``repository_symlink``).
     """
     root = root.resolve()
     # gitignore rules, one engine with files_glob (``gitquarry.globs``): ``archive`` (no
@@ -244,6 +269,11 @@ def discover(
             if name == ".git":
                 continue
             if exclude_hidden_dirs and name.startswith("."):
+                continue
+            if os.path.islink(current / name):  # never followed: said when it is a repository
+                link = current / name
+                if not excluded(f"{rel}/{name}" if rel else name) and _links_to_repository(link):
+                    skipped[link] = SkippedRepository(link, SYMLINK_CODE, _symlink_message(link))
                 continue
             kept.append(name)
         dirnames[:] = kept

@@ -11,6 +11,7 @@ from gitquarry.errors import (
     IndexReadOnlyError,
     InvalidArgumentError,
     NoGraphError,
+    NoIndexError,
 )
 from gitquarry.graph.indexer import known_kinds, refresh_if_stale, reindex_if_present
 from gitquarry.graph.models import MAX_LIMIT, GraphIndexReport, GraphSearchResponse
@@ -93,10 +94,17 @@ def search_graph(
     check_limit(limit)
     check_min_score(min_score)
     config = workspace.config.graph
-    if not workspace.has_index() and not graph_files(workspace.root, config):
+    files = bool(graph_files(workspace.root, config))
+    if not workspace.has_index() and not files:
         raise _no_graph(workspace)
-    # a search may create the index, never adopt or set aside one it did not make
-    with workspace.open_store(create=True, writer=False) as store:
+    # a search may create the index to hold the graph files' nodes, never adopt or set
+    # aside one it did not make; with no graph files it only reads (an index.db with no
+    # schema yet is then no index: left as it is)
+    try:
+        opened = workspace.open_store(create=files, writer=False)
+    except NoIndexError:
+        raise _no_graph(workspace) from None
+    with opened as store:
         refreshed = _refresh(workspace, store) if refresh else None
         has_nodes = store.conn.execute("SELECT 1 FROM nodes LIMIT 1").fetchone() is not None
         if not has_nodes and not graph_files(workspace.root, config):
@@ -168,7 +176,11 @@ def workspace_kinds(workspace: Workspace) -> list[str]:
     """The five beadloom kinds plus any other kind the workspace's index holds."""
     if not workspace.has_index():
         return known_kinds(None)
-    with workspace.open_store() as store:
+    try:
+        opened = workspace.open_store()
+    except NoIndexError:  # an index.db with no schema yet
+        return known_kinds(None)
+    with opened as store:
         return known_kinds(store)
 
 
@@ -183,9 +195,14 @@ def node_detail(workspace: Workspace, ref_id: str, *, query: str | None = None) 
     """
     from gitquarry.errors import NotFoundError
 
+    no_index = NotFoundError("graph node", f"{ref_id!r}: the workspace has no index yet")
     if not workspace.has_index():
-        raise NotFoundError("graph node", f"{ref_id!r}: the workspace has no index yet")
-    with workspace.open_store() as store:
+        raise no_index
+    try:
+        opened = workspace.open_store()
+    except NoIndexError:  # an index.db with no schema yet
+        raise no_index from None
+    with opened as store:
         conn = store.conn
         row = conn.execute("SELECT ref_id, kind, summary, graph_file FROM nodes WHERE ref_id = ?",
                            (ref_id,)).fetchone()

@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from gitquarry.errors import InvalidArgumentError
+from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.history.answers.answers import MCP_DEFAULT_MAX_TOKENS, AnswerOptions, HistoryAnswers
 from gitquarry.history.answers.blame import blame_answer
 from gitquarry.history.answers.commit_show import get_commit as show_commit
@@ -79,7 +79,8 @@ def register(server: MCPServer, answers: HistoryAnswers) -> None:
                     answers, spec, revision=revision, repo=repo, query=query, top_n=top_n,
                     options=AnswerOptions(detail=detail, max_tokens=max_tokens, cursor=cursor))
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
-            raise as_tool_error(exc, answers.searcher.workspace.db_path) from exc
+            raise as_tool_error(exc, answers.searcher.workspace.db_path,
+                                lambda err: blame_message(err, start_line)) from exc
         return _text(data)
 
     server.add_tool(get_commit, name="get_commit", description=(
@@ -90,6 +91,15 @@ def register(server: MCPServer, answers: HistoryAnswers) -> None:
         "Who changed these lines, and why: git blame of a file region at a revision, each "
         "commit with its message, date and refs; with a query, also that file's whole history "
         "(renames followed) ranked by relevance, e.g. 'why does this retry three times?'."))
+
+
+def blame_message(exc: GitquarryError, start_line: int | None) -> str:
+    """``exc``'s message as ``blame_search`` names its arguments: the library's ``line`` (a
+    range past the end of the file) is ``start_line`` when the call gave it, else ``path``
+    (whose ``:LINE`` named the line)."""
+    if isinstance(exc, InvalidArgumentError) and exc.argument == "line":
+        return f"{'start_line' if start_line is not None else 'path'}: {exc.detail}"
+    return str(exc)
 
 
 def blame_spec(path: str, start_line: int | None, end_line: int | None) -> str:

@@ -36,13 +36,33 @@ class Narrowing:
         }
 
 
-def validate_narrowing(n: Narrowing) -> Narrowing:
-    """``n`` with empty strings as None and paths normalised (``./`` and leading ``/``
-    dropped: a path is read from the repository root).
+#: what each filter wants, for the message when one is given empty
+_WANTED = {
+    "author": "a name or email to match (leave it out to match every author)",
+    "committer": "a name or email to match (leave it out to match every committer)",
+    "path": "a path from the repository root, such as src/auth (leave it out to match "
+            "every path)",
+    "pickaxe": "the string whose additions or removals to find (leave it out to match "
+               "every commit)",
+}
 
-    :raises InvalidArgumentError: a value too long, holding NUL or not valid text; a path
-        with a ``..`` segment (no repository path has one; the message shows the path
-        escaped, as ``repr`` does)."""
+
+def _empty(name: str, value: str) -> InvalidArgumentError:
+    """The error for filter ``name`` given as ``value``, which holds nothing to match."""
+    shown = f" ({value!r})" if value else ""
+    return InvalidArgumentError(name, f"is empty{shown}: give {_WANTED[name]}")
+
+
+def validate_narrowing(n: Narrowing) -> Narrowing:
+    """``n`` with author/committer/path stripped of surrounding spaces and paths normalised
+    (``./`` and leading ``/`` dropped: a path is read from the repository root); None is
+    "not given".
+
+    :raises InvalidArgumentError: a value too long, holding NUL or not valid text; a value
+        given but empty (``""``; author, committer or path of only spaces; a path of only
+        ``/`` and ``./``: leave the filter out to match everything, as an empty
+        ``files_glob`` is refused); a path with a ``..`` segment (no repository path has
+        one; the message shows the path escaped, as ``repr`` does)."""
     values: dict[str, str | None] = {}
     for name in ("author", "committer", "path", "pickaxe"):
         value = getattr(n, name)
@@ -54,10 +74,11 @@ def validate_narrowing(n: Narrowing) -> Narrowing:
             check_text(name, value)
             if len(value) > MAX_FILTER_CHARS:
                 raise InvalidArgumentError(name, f"longer than {MAX_FILTER_CHARS} characters")
-            if name != "pickaxe":
+            given = value
+            if name != "pickaxe":  # a pickaxe of spaces is a string git log -S finds
                 value = value.strip()
             if value == "":
-                value = None
+                raise _empty(name, given)
         values[name] = value
     path = values["path"]
     if path is not None:
@@ -68,5 +89,7 @@ def validate_narrowing(n: Narrowing) -> Narrowing:
         while path.startswith("./"):
             path = path[2:]
         path = path.lstrip("/")
-        values["path"] = path or None
+        if not path:
+            raise _empty("path", n.path or "")
+        values["path"] = path
     return Narrowing(commits=n.commits, **values)

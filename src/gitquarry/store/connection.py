@@ -34,6 +34,7 @@ from gitquarry.errors import (
     IndexIOError,
     IndexReadOnlyError,
     IndexUntrustedError,
+    NoIndexError,
     SchemaTooNewError,
 )
 from gitquarry.retrieval.tokenize import register_functions
@@ -258,6 +259,7 @@ def open_store(
     required_tables: tuple[str, ...] | None = None,
     read_only: bool = False,
     writer: bool = False,
+    initialise: bool = True,
 ) -> Store:
     """Open the index database at ``path`` (creating it unless ``read_only``) and apply
     pending migrations (never when ``read_only``).
@@ -273,6 +275,11 @@ def open_store(
     ``migrations``/``required_tables`` select another database's schema (the repository-docs
     cache is its own file with its own migration set); default: the main index's.
 
+    ``initialise=False`` (a read): a database with no schema yet (a zero-byte file, a SQLite
+    file with no table, or one holding only an owner stamp: an index being created) is not
+    initialised here but raises ``NoIndexError``, before anything is written (its
+    ``workspace`` is the file's directory: the caller names its own).
+
     :raises IndexCorruptError: the file exists but is not a readable SQLite database.
     :raises SchemaTooNewError: the file was written by a newer gitquarry.
     :raises IndexBusyError: another process holds the write lock past the busy timeout.
@@ -280,6 +287,7 @@ def open_store(
     :raises IndexAccessError, IndexFullError, IndexIOError: see the module docstring.
     :raises IndexPathUnsafeError: a link or non-regular file where the database lives.
     :raises IndexUntrustedError: not created by this installation (and not ``writer``).
+    :raises NoIndexError: ``initialise`` is False and the database has no schema yet.
     """
     from gitquarry.store.migrations import MIGRATIONS
     from gitquarry.store.schema import register_all
@@ -309,6 +317,9 @@ def open_store(
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if existed:  # ours? read before anything is written or migrated
             kind = trust.classify(conn)
+            if not initialise and (kind == "empty" or (
+                    kind == "ours" and conn.execute("PRAGMA user_version").fetchone()[0] == 0)):
+                raise NoIndexError(path.parent)  # nothing indexed yet: a read writes nothing
             if kind == "empty":
                 existed = False  # nothing in it to trust or distrust: stamped as new
             elif kind != "ours":

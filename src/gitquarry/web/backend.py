@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from gitquarry.errors import (
     GitquarryError,
     InvalidArgumentError,
+    NoIndexError,
     NotFoundError,
     RepoDocsPolicyInvalidError,
     RepoDocsStaleGenerationError,
@@ -305,6 +306,8 @@ class WebBackend:
                                                                 "chunks", "last_indexed_at")}
                 else:
                     entry["no_index"] = True
+            except NoIndexError:  # an index.db with no schema yet: not indexed, left as is
+                entry["no_index"] = True
             except GitquarryError as exc:
                 entry["error"] = {"code": exc.code, "message": self.daemon.redact(str(exc))}
             spaces.append(entry)

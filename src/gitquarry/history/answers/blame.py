@@ -32,7 +32,14 @@ from gitquarry.errors import (
     InvalidArgumentError,
     PathNotFoundError,
 )
-from gitquarry.gitio.blame import blame, file_history, missing_blob, path_exists, resolve
+from gitquarry.gitio.blame import (
+    blame,
+    file_history,
+    line_count,
+    missing_blob,
+    path_exists,
+    resolve,
+)
 from gitquarry.history.answers.answers import AnswerOptions, validate_options
 from gitquarry.history.search.narrow import Narrowing
 from gitquarry.token_budget import json_tokens
@@ -148,7 +155,8 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
     ``index_state``, ``truncated`` (with a budget), ``warnings``/``warning_details`` (code
     ``blame_incomplete``) when git answered but reported errors (missing objects).
 
-    :raises InvalidArgumentError: a bad spec, detail or budget.
+    :raises InvalidArgumentError: a bad spec, detail or budget; (argument ``line``) a range
+        starting past the end of the file (git clamps its end).
     :raises PathNotFoundError: see :func:`locate`.
     :raises GitError: git could not blame the file (a range past its end, ...).
     """
@@ -161,6 +169,13 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
         result = blame(git_dir, commit, rel, [region] if region else None,
                        max_lines=MAX_BLAME_LINES)
     except GitquarryError as exc:
+        lines = line_count(git_dir, commit, rel) if region is not None else None
+        if region is not None and lines is not None and region[0] > lines:
+            # the argument that named the line: ``line`` (the tool's start_line, or the
+            # :LINE of the path as the command line takes it)
+            raise InvalidArgumentError(
+                "line", f"line {region[0]} is past the end of {rel!r}, which has "
+                f"{lines} line{'' if lines == 1 else 's'} at {revision}") from exc
         raise InvalidArgumentError("path", str(exc)[:300]) from exc  # "git blame failed: …"
     owned: dict[str, list[int]] = {}
     for line in result.lines:
