@@ -21,9 +21,11 @@ for the dataclass definitions of the modules this process imported (the same tru
 from __future__ import annotations
 
 import builtins
+import contextlib
 import marshal
 import os
 import sys
+from types import CodeType
 from typing import Any
 
 #: an existing file larger than this is not read (and is replaced on the next save)
@@ -66,7 +68,8 @@ def install() -> None:
         with open(cache_file(), "rb") as f:
             if os.fstat(f.fileno()).st_size <= MAX_FILE_BYTES:
                 loaded = marshal.load(f)
-                if isinstance(loaded, dict):
+                if isinstance(loaded, dict) and all(
+                        type(k) is str and type(v) is CodeType for k, v in loaded.items()):
                     _codes.update(loaded)
     except (OSError, EOFError, ValueError, TypeError):
         _codes.clear()
@@ -90,7 +93,5 @@ def save() -> None:
         os.replace(tmp, path)
         _new.clear()
     except (OSError, ValueError):
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
