@@ -103,3 +103,39 @@ def test_a_cold_search_answers_the_same_with_any_cache_file(env: dict[str, str],
     assert written.stat().st_size == size
     written.write_bytes(b"")
     assert _search(env, repo) == first
+
+
+def test_the_cold_docs_path_installs_it_and_the_thin_path_does_not(
+        env: dict[str, str], tmp_path: Path) -> None:
+    """The local cold search defines ``config``'s sections through the file's ``exec``; a
+    command answered before that point (``--version``) imports neither it nor dataclasses."""
+    probe = ("import dataclasses, json, sys\nfrom gitquarry.cli.entry import main\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
+             "from gitquarry.cli import dataclass_code\nimport gitquarry.config as c\n"
+             "init = c.DocsConfig.__init__.__code__\n"
+             "sys.stderr.write('STATE ' + json.dumps([code, getattr(dataclasses, 'exec', None)"
+             " is dataclass_code._exec, any(init is y for k in dataclass_code._codes.values() "
+             "for x in k.co_consts if hasattr(x, 'co_consts') for y in x.co_consts)])"
+             " + '\\n')\n")
+    version = ("import sys\nfrom gitquarry.cli.entry import main\n"
+               "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+               "sys.stderr.write('MODS ' + str(['gitquarry.cli.dataclass_code' in sys.modules,"
+               " 'dataclasses' in sys.modules]) + '\\n')\n")
+    repo = tmp_path / "r"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.md").write_text("# A\n\nalpha\n", encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.name=A", "-c", "user.email=a@example.com",
+           "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "a"], check=True)
+    subprocess.run([sys.executable, "-m", "gitquarry", "repo-docs", "register", "--repo",
+                    "acme/a", "--repository-path", str(repo)], env=env, check=True,
+                   capture_output=True)
+    argv = ["repo-docs", "search", "alpha", "--repo", "acme/a", "--mode", "fulltext", "--json"]
+    proc = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert json.loads(proc.stderr.rsplit("STATE ", 1)[-1]) == [0, True, True], proc.stderr
+    proc = subprocess.run([sys.executable, "-c", version], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.stderr.rsplit("MODS ", 1)[-1].strip() == "[False, False]", proc.stderr
