@@ -124,6 +124,9 @@ def test_project_without_graph_fails_clearly(tmp_path: Path, capsys) -> None:
     code, out, err = run(capsys, "search", "anything", "--project", str(empty))
     assert code == 1 and out == ""
     assert "has no architecture graph" in err and ".beadloom/_graph" in err
+    # a newcomer who indexed a repository without a graph is told where commits and docs
+    # are searched instead (the error named only the missing YAML files)
+    assert "`gitquarry history`" in err and "`gitquarry repo-docs search`" in err
     assert not (empty / ".gitquarry").exists()
 
 

@@ -98,6 +98,7 @@ def test_no_graph_is_tool_error(tmp_path: Path) -> None:
     result = call(empty, {"query": "anything"})
     assert result.is_error is True
     assert "has no architecture graph" in result.content[0].text
+    assert "search_git_history" in result.content[0].text  # where an agent looks instead
 
 
 def test_quote_in_query(project: Path) -> None:

@@ -15,7 +15,7 @@ def test_docs_fusion_defaults_are_the_measured_ones() -> None:
     docs = Config().docs
     assert (docs.rrf_k, docs.lexical_weight, docs.semantic_weight) == (10, 1.0, 1.5)
     # the history corpus's constants are not changed by them
-    assert Config().search.rrf_k == 20
+    assert Config().search.rrf_k == 40
 
 
 def test_docs_fusion_keys_are_read(tmp_path: Path) -> None:

@@ -78,3 +78,18 @@ def test_rrf_weights_change_the_winner() -> None:
     lexical, semantic = ["x", "y"], ["y", "z"]
     assert rrf_fuse([lexical, semantic], [1.0, 1.0], k=60)[0][0] == "y"
     assert rrf_fuse([lexical, semantic], [5.0, 0.01], k=60)[0][0] == "x"
+
+
+def test_shipped_fusion_constants_are_the_measured_ones() -> None:
+    """issue 22 lever 4 (docs/performance.md, "Fusion constants with v3 vectors"): RRF k = 40,
+    keyword-shaped queries weighted like mixed ones, prose leaning on vectors; the engine's
+    own default k is the config's, so a caller building an ``Engine`` by hand ranks alike."""
+    from gitquarry.config import Config
+    from gitquarry.history.search.engine import Engine
+    from gitquarry.retrieval.fusion import SHAPE_WEIGHTS
+
+    assert Config().search.rrf_k == Engine().rrf_k == 40
+    assert SHAPE_WEIGHTS.for_query("NoSuchCommand") == SHAPE_WEIGHTS.for_query("shiv pex") \
+        == (1.0, 1.0)
+    assert SHAPE_WEIGHTS.for_query("tab suggestions stopped working for subcommands") \
+        == (1.0, 2.0)

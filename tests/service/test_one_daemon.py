@@ -24,7 +24,7 @@ import pytest
 
 from gitquarry.service import paths
 
-from .conftest import git
+from .conftest import git, make_repo
 
 # issue 24: real daemon processes or a second uid (seconds each); CI runs the slow set
 pytestmark = pytest.mark.slow
@@ -203,7 +203,12 @@ def test_a_running_daemon_this_client_cannot_reach_is_a_typed_error_not_a_second
             assert "already running for this user" in out.stderr, (args, out.stderr)
             assert "cannot reach its socket" in out.stderr, (args, out.stderr)
         assert _daemons(state_home) == []
-        # the MCP surface goes through the same check
+        # the MCP surface goes through the same check (with a registered repository, so
+        # the call gets past its argument checks, which come before any daemon is asked)
+        docs_repo = make_repo(tmp_path / "docs-repo", commits=1)
+        registered = _cli(service_env, "repo-docs", "register", "--repo", "o/docs",
+                          "--repository-path", str(docs_repo))
+        assert registered.returncode == 0, registered.stderr
         from mcp.client.session import ClientSession
         from mcp.client.stdio import StdioServerParameters, stdio_client
 

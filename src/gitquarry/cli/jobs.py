@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -35,6 +36,33 @@ def _progress_text(job: dict[str, Any]) -> str:
     total = p.get("total")
     count = f"{p.get('done', 0):,}/{total:,}" if total else f"{p.get('done', 0):,}"
     return f"{p['phase']} {count}" + (f" ({p['note']})" if p.get("note") else "")
+
+
+class PlainProgress:
+    """Progress of a followed job as plain lines, for stderr off a terminal (piped, CI, a
+    log), where the progress bar shows nothing: one line when the job's status or phase
+    changes, otherwise at most one every ``interval_s`` seconds (``GITQUARRY_PROGRESS_INTERVAL``,
+    as ``gitquarry index``'s progress lines) while its count moves.
+    """
+
+    def __init__(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+        self._key: tuple[Any, ...] | None = None
+        self._count: tuple[Any, ...] | None = None
+        self._at = 0.0
+
+    def line(self, job: dict[str, Any], now: float) -> str | None:
+        """The line to print for this update of ``job`` at ``now`` (seconds, monotonic), or
+        None when it says nothing new: ``progress: JOB STATUS[: PHASE DONE/TOTAL]``."""
+        p = job.get("progress") or {}
+        key = (job.get("status"), p.get("phase") or p.get("note"))
+        count = (p.get("done"), p.get("total"))
+        if key == self._key and (count == self._count or now - self._at < self.interval_s):
+            return None
+        self._key, self._count, self._at = key, count, now
+        detail = _progress_text(job)
+        return printable(f"progress: {job['id']} {job['status']}"
+                         + (f": {detail}" if detail else ""))
 
 
 def job_line(job: dict[str, Any]) -> str:
@@ -111,6 +139,7 @@ def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
     Returns the exit code (0 succeeded, 1 failed or cancelled, 130 detached)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from gitquarry.cli.progress import progress_interval
     from gitquarry.service.client import connect
     from gitquarry.service.job_store import check_job_id
 
@@ -121,6 +150,9 @@ def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
     if timeout_s is not None:
         args["timeout_s"] = timeout_s
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    # off a terminal the bar prints nothing (a silent wait): plain lines instead
+    plain = (PlainProgress(progress_interval())
+             if not (quiet or as_json or stderr.is_terminal) else None)
     try:
         with Progress(*columns, console=stderr, transient=True,
                       disable=quiet or as_json) as bar:
@@ -131,6 +163,9 @@ def attach(job_id: str, *, as_json: bool, timeout_s: float | None = None,
                 bar.update(task, description=printable(
                     f"{job['id']} {job['status']} {p.get('phase') or p.get('note') or ''}"),
                     total=p.get("total"), completed=p.get("done") or 0)
+                line = plain.line(job, time.monotonic()) if plain is not None else None
+                if line is not None and not payload.get("final"):
+                    note(line)
                 if payload.get("final"):
                     final = payload["result"]
     except KeyboardInterrupt:

@@ -130,6 +130,9 @@ class NoGraphError(IndexStateError):
     def __init__(self, project: Path, graph_dir: Path) -> None:
         super().__init__(
             f"{project} has no architecture graph: no *.yml or *.yaml files under {graph_dir}"
+            " (this search reads a beadloom graph, docs/graph.md; commits and repository docs"
+            " have their own: `gitquarry history`, `gitquarry repo-docs search`, over MCP"
+            " search_git_history, repository_docs_search)"
         )
         self.project = project
         self.graph_dir = graph_dir

@@ -1,9 +1,10 @@
 """Stream commits out of ``git log`` in batches, with a truncated diff per commit.
 
-One ``git log --no-walk=unsorted --stdin`` process per batch reads the commit hashes on stdin
-and prints, per commit, a NUL-delimited header, the ``--raw -z`` file list (exact paths, never
-C-quoted) and the patch. The patch is what ``git show --format=`` prints, except that merges
-are diffed against their first parent (``--diff-merges=first-parent``). Only the first
+One ``git log --no-walk=unsorted --stdin`` process per indexing run reads the commit hashes
+on stdin (``stream_batches`` hands them back batch by batch) and prints, per commit, a
+NUL-delimited header, the ``--raw -z`` file list (exact paths, never C-quoted) and the
+patch. The patch is what ``git show --format=`` prints, except that merges are diffed
+against their first parent (``--diff-merges=first-parent``). Only the first
 ``delta_max_lines`` lines of each patch are kept; the rest are counted, so a commit with a
 2-million-line diff costs constant memory.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -462,9 +463,8 @@ def _parse_header(raw: bytes) -> LogCommit:
     if len(fields) < 13:
         raise ValueError(f"unexpected git log header: {raw[:200]!r}")
     h, p, an, ae, amn, ame, at, cn, ce, cmn, cme, ct = fields[:12]
-    at_raw, ct_raw = at.encode("utf-8"), ct.encode("utf-8")
-    author_time, author_ok = parse_time(at_raw)
-    committer_time, committer_ok = parse_time(ct_raw)
+    author_time, author_ok = _parse_time_text(at)
+    committer_time, committer_ok = _parse_time_text(ct)
     commit = LogCommit(
         hash=h, parents=p.split(), author_name=amn, author_email=ame, author_time=author_time,
         committer_name=cmn, committer_email=cme, committer_time=committer_time,
@@ -472,10 +472,19 @@ def _parse_header(raw: bytes) -> LogCommit:
         author_raw=f"{an} <{ae}>", committer_raw=f"{cn} <{ce}>",
     )
     if not author_ok:
-        commit.invalid_times["author_time"] = at_raw.decode("ascii", "replace")[:40]
+        commit.invalid_times["author_time"] = at.encode().decode("ascii", "replace")[:40]
     if not committer_ok:
-        commit.invalid_times["committer_time"] = ct_raw.decode("ascii", "replace")[:40]
+        commit.invalid_times["committer_time"] = ct.encode().decode("ascii", "replace")[:40]
     return commit
+
+
+def _parse_time_text(text: str) -> tuple[int, bool]:
+    """``parse_time(text.encode())`` without encoding the plain case (ASCII digits only, at
+    most 20 of them: what git prints for nearly every commit)."""
+    if text.isascii() and text.isdigit() and len(text) <= 20:
+        value = int(text)
+        return (MAX_TIME, False) if value > MAX_TIME else (value, True)
+    return parse_time(text.encode("utf-8"))
 
 
 def _parse_header_fields(raw: bytes) -> LogCommit:
@@ -524,12 +533,15 @@ def _run_batch(
     patch: bool = True,
     mailmap: Path | None = None,
     patch_ids: bool = False,
+    cuts: frozenset[int] = frozenset(),
 ) -> Iterator[LogCommit | tuple[int, str]]:
     """Yield parsed commits in input order; on git failure, finally yield (rc, stderr).
 
     ``patch_ids`` (with ``patch``): also compute each commit's ``patch_id`` beside the
-    stream (``_PatchIdSink``); the commits are then yielded once the batch is read, since
-    the ids are known only when ``git patch-id`` has seen every patch.
+    stream (``_PatchIdSink``); the commits are then held until the ids are known: until the
+    ``n``-th commit for each ``n`` in ``cuts`` (where the caller's batches end: one
+    ``git patch-id`` process per batch, beside one ``git log`` for all of them) and until
+    the end of the stream.
     """
     args = [
         "log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}",
@@ -537,8 +549,10 @@ def _run_batch(
     ]
     if patch:
         args.append("-p")
-    sink = _PatchIdSink(git_dir) if patch and patch_ids else None
+    with_ids = patch and patch_ids
+    sink = _PatchIdSink(git_dir) if with_ids else None
     held: list[LogCommit] = []
+    read = 0
     with tempfile.TemporaryFile() as err:
         proc = popen_git(
             git_dir, args, mailmap=mailmap,
@@ -558,8 +572,18 @@ def _run_batch(
                     break
                 if sink is None:
                     yield from parser.feed(chunk)
-                else:
-                    held.extend(parser.feed(chunk))
+                    continue
+                for commit in parser.feed(chunk):
+                    held.append(commit)
+                    read += 1
+                    if read in cuts and read < len(hashes):
+                        # the next commit's header is not parsed yet: its patch goes to
+                        # the next batch's process
+                        done, sink = sink, _PatchIdSink(git_dir)
+                        parser.sink = sink
+                        _assign_patch_ids(held, done.finish())
+                        yield from held
+                        held = []
             rest = parser.finish()
             rc = proc.wait()
         except BaseException:
@@ -604,20 +628,66 @@ def stream_commits(
 ) -> Iterator[LogCommit]:
     """Yield one ``LogCommit`` per hash, in the order given, reading with as few git
     processes as possible. A commit whose objects are missing is still yielded, with
-    ``delta_missing`` set. Callers batch (e.g. 2,000 hashes) for transactions and progress.
-    ``mailmap``: the ``.mailmap`` file giving canonical identities (None: identities as
-    committed; see ``gitio.mailmap``). ``patch_ids``: fill ``LogCommit.patch_id`` from one
-    ``git patch-id --stable`` process per ``git log`` process, fed the same patch bytes
-    (commits then arrive once per git process rather than one by one).
+    ``delta_missing`` set. ``mailmap``: the ``.mailmap`` file giving canonical identities
+    (None: identities as committed; see ``gitio.mailmap``). ``patch_ids``: fill
+    ``LogCommit.patch_id`` from a ``git patch-id --stable`` process fed the same patch bytes
+    (commits then arrive once the whole list is read; ``stream_batches`` releases them
+    batch by batch).
 
     :raises GitError: only if even the header of a commit cannot be read.
     """
+    for batch in stream_batches(git_dir, [hashes], delta_max_lines=delta_max_lines,
+                                mailmap=mailmap, patch_ids=patch_ids):
+        yield from batch
+
+
+def stream_batches(
+    git_dir: Path,
+    batches: Sequence[Sequence[str]],
+    *,
+    delta_max_lines: int = 200,
+    mailmap: Path | None = None,
+    patch_ids: bool = False,
+) -> Generator[list[LogCommit], None, None]:
+    """Yield, per batch of ``batches`` (lists of hashes), its ``LogCommit``s in the order
+    given (an empty batch gives ``[]``), all read by one ``git log`` process (plus one per
+    commit git fails on: see the module docstring) rather than one per batch.
+
+    ``patch_ids``: one ``git patch-id --stable`` process per batch, fed that batch's patch
+    bytes; a batch is yielded as soon as its last commit is read and its ids are known, so
+    a consumer can store batch ``n`` while git prints batch ``n + 1``. Other arguments as
+    in ``stream_commits``; each commit is exactly what ``stream_commits`` gives for it.
+
+    :raises GitError: only if even the header of a commit cannot be read.
+    :raises ValueError: git printed commits in another order than asked (a git bug).
+    """
+    hashes = [h for batch in batches for h in batch]
+    ends: list[int] = []
+    for batch in batches:
+        ends.append((ends[-1] if ends else 0) + len(batch))
+    commits = _stream(git_dir, hashes, frozenset(ends), delta_max_lines, mailmap, patch_ids)
+    try:
+        start = 0
+        for end in ends:
+            yield [next(commits) for _ in range(end - start)]
+            start = end
+    finally:
+        commits.close()  # stops git at once when the consumer stops early
+
+
+def _stream(
+    git_dir: Path, hashes: list[str], ends: frozenset[int], max_lines: int,
+    mailmap: Path | None, patch_ids: bool,
+) -> Generator[LogCommit, None, None]:
+    """Every commit of ``hashes``, in order, each with its patch-id when asked (released at
+    each position in ``ends``); one ``git log`` process, restarted past a commit it fails on."""
     i = 0
     while i < len(hashes):
         done = 0
         failure: tuple[int, str] | None = None
+        cuts = frozenset(end - i for end in ends if end > i)
         for item in _run_batch(
-            git_dir, hashes[i:], delta_max_lines, mailmap=mailmap, patch_ids=patch_ids
+            git_dir, hashes[i:], max_lines, mailmap=mailmap, patch_ids=patch_ids, cuts=cuts,
         ):
             if isinstance(item, tuple):
                 failure = item
@@ -629,7 +699,7 @@ def stream_commits(
         if failure is None:
             return
         bad = hashes[i + done]
-        yield _read_degraded(git_dir, bad, delta_max_lines, failure[1], mailmap, patch_ids)
+        yield _read_degraded(git_dir, bad, max_lines, failure[1], mailmap, patch_ids)
         i += done + 1
 
 

@@ -110,10 +110,12 @@ class ShapeWeights:
         return weights
 
 
-#: RRF weight multipliers (lexical, semantic) per query shape, chosen on both relevance sets
-#: (docs/performance.md, "Fusion"): identifiers and quoted text lean on keywords, questions
-#: in prose on vectors.
-SHAPE_WEIGHTS: Final = ShapeWeights(keyword=(1.0, 0.5), mixed=(1.0, 1.0), natural=(1.0, 2.0))
+#: RRF weight multipliers (lexical, semantic) per query shape, chosen with ``[search] rrf_k =
+#: 40`` on the click and flask history dev sets with v3 commit vectors (docs/performance.md,
+#: "Fusion constants with v3 vectors"): questions in prose lean on vectors; identifiers and
+#: quoted text weigh both rankings alike (semantic × 0.5 for them lost on flask at k = 40,
+#: tied on click).
+SHAPE_WEIGHTS: Final = ShapeWeights(keyword=(1.0, 1.0), mixed=(1.0, 1.0), natural=(1.0, 2.0))
 
 
 def score_fuse(

@@ -34,7 +34,7 @@ from sqlite3 import Connection
 from gitquarry.config import Config
 from gitquarry.errors import GitError, GitquarryError, IndexBusyError, RepositoryIndexError
 from gitquarry.gitio.discovery import Repository, discover
-from gitquarry.gitio.log import LogCommit, stream_commits
+from gitquarry.gitio.log import LogCommit, stream_batches
 from gitquarry.gitio.mailmap import NO_MAILMAP, load_mailmap
 from gitquarry.gitio.refs import (
     RefProblem,
@@ -463,15 +463,19 @@ def _read_and_store(
 
     def read_batches() -> Iterator[tuple[dict[str, int], list[LogCommit]]]:
         # Runs on the prefetch thread: git only, no SQLite (the known ids come with the plan).
-        for batch_known, to_read in plan:
-            commits = list(stream_commits(
-                repo.git_dir, to_read, delta_max_lines=max_lines, mailmap=mailmap,
-                patch_ids=True,
-            ))
-            for commit in commits:
-                if commit.hash in shallow:
-                    commit.mark_shallow()
-            yield batch_known, commits
+        # One git log process for every batch (stream_batches), not one per batch.
+        batches = stream_batches(
+            repo.git_dir, [to_read for _, to_read in plan], delta_max_lines=max_lines,
+            mailmap=mailmap, patch_ids=True,
+        )
+        try:
+            for (batch_known, _), commits in zip(plan, batches, strict=True):
+                for commit in commits:
+                    if commit.hash in shallow:
+                        commit.mark_shallow()
+                yield batch_known, commits
+        finally:
+            batches.close()
 
     # Per batch: the ids already stored, and the hashes to read from this repository (new
     # ones, plus stored copies that are incomplete and may be complete here).

@@ -260,7 +260,7 @@ class Engine:
     semantic: Any | None = None
     lexical_weight: float = 1.0
     semantic_weight: float = 1.0
-    rrf_k: int = 20
+    rrf_k: int = 40  # = [search] rrf_k's default (config.SearchConfig)
     weight_by_shape: bool = True
     pipeline: PipelineSettings | None = None
     reranker: Reranker | None = None
