@@ -8,7 +8,8 @@ pruned) is reported as :data:`MISSING`; git never fetches it (``GIT_NO_LAZY_FETC
 Only full object ids (40 or 64 hex digits) are ever written to the blob process: a revision
 expression (``HEAD@{upstream}`` without an upstream, ``HEAD@{100000}``, ``:../x``) makes
 ``cat-file`` die instead of answering ``missing``. Revisions are resolved apart
-(:meth:`BlobReader.commit_of`): first by a second, disposable ``cat-file --batch-check``
+(:meth:`BlobReader.commit_of`): ``HEAD`` alone by the blob process (``HEAD^{commit}``
+cannot make it die), any other name first by a second, disposable ``cat-file --batch-check``
 process that only ever receives names (so the warm path spawns no process; a name that kills
 it kills only it), and whenever that does not answer a commit, by
 ``git rev-parse --verify --end-of-options <rev>^{commit}``, which decides. A process that died
@@ -227,13 +228,33 @@ class BlobReader:
         elif self._closed:
             raise GitError(self._argv, -1, "the cat-file process is closed")
         else:
-            found = self._names.commit(revision)
+            found = self._head_commit() if revision == "HEAD" else None
+            if found is None:
+                found = self._names.commit(revision)
             if found is not None:
                 return found
         try:
             return resolve_commit(self.git_dir, revision)
         except RevisionNotFoundError:
             return None
+
+    def _head_commit(self) -> str | None:
+        """The commit ``HEAD`` names, asked of the blob process itself (``HEAD^{commit}``: a
+        name that cannot make ``cat-file`` die, unlike ``@{upstream}`` forms), so the usual
+        cold query starts no name resolver. None when it answers no commit (unborn HEAD) or
+        the process failed (discarded; the caller then asks as for any other name)."""
+        with self._lock:
+            try:
+                result = self._request("HEAD^{commit}", 0, ("commit",))
+            except (OSError, ValueError, GitError):
+                self._discard()
+                return None
+            except BaseException:
+                self._discard()
+                raise
+        if result.kind == "commit" and is_full_oid(result.oid):
+            return result.oid
+        return None
 
     def _consume(self, stdout: IO[bytes], size: int, keep: bool) -> bytes:
         pieces: list[bytes] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitquarry.errors import (
@@ -40,6 +40,11 @@ class Repository:
     path: Path
     is_bare: bool
     object_format: str  # "sha1" or "sha256"
+    #: the git dir of the working tree we came in through (resolved; for a linked worktree
+    #: its ``.git/worktrees/<name>``), when the discovering ``rev-parse`` printed it: what
+    #: ``git rev-parse --absolute-git-dir`` there prints, without a second process. None
+    #: for a bare repository (not compared: the identity is ``common_dir``)
+    own_git_dir: Path | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,7 @@ def inspect_repository(path: Path) -> Repository:
         path=top,
         is_bare=is_bare,
         object_format=object_format,
+        own_git_dir=None if is_bare else git_dir,
     )
 
 

@@ -80,7 +80,7 @@ def git_dir_of(binding: Binding) -> tuple[Path, str]:
     :raises NotARepositoryError: the registered path is no longer a repository.
     """
     repo = inspect_repository(binding.path)
-    own = own_git_dir(binding.path)
+    own = repo.own_git_dir or own_git_dir(binding.path)  # one rev-parse for a work tree
     return (own or repo.git_dir), repo.object_format
 
 
