@@ -214,14 +214,10 @@ def try_fast_docs(argv: list[str]) -> bool:
     try:
         text = ask_daemon_docs(params) if how == "daemon" else None
         if text is None:
-            from gitquarry.cli import dataclass_code
-
-            dataclass_code.install()  # compiled dataclass methods from the last process
             from gitquarry.cli.plain import configure_logging
 
             configure_logging()  # the library's log lines as the Typer app has them
             text = render_docs(params)
-            dataclass_code.save()
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         sys.stderr.flush()
