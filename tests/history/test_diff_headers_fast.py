@@ -1,16 +1,22 @@
-"""``store.schema.history.strip_diff_headers`` (``str.find``) equals the regex of
-``retrieval.tokenize.strip_diff_headers`` (what the SQL function ``gq_index_diff`` and the
-FTS5 rebuild use) on edge cases, real diff shapes and random texts built from the pieces the
-two treat specially."""
+"""``retrieval.tokenize.strip_diff_headers`` (``str.find``; what ``fts_values``, the SQL
+function ``gq_index_diff`` and the FTS5 rebuild use) equals the regex it replaced on edge
+cases, real diff shapes and random texts built from the pieces the two treat specially."""
 
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
-from gitquarry.retrieval.tokenize import strip_diff_headers as regex_strip
-from gitquarry.store.schema.history import strip_diff_headers
+from gitquarry.retrieval.tokenize import strip_diff_headers
+
+#: the definition the index was built with (index format 3), verbatim
+_DIFF_FILE_HEADER = re.compile(r"^diff --git .*\n?(?:(?!@@|diff --git ).*\n?)*", re.M)
+
+
+def regex_strip(diff: str) -> str:
+    return _DIFF_FILE_HEADER.sub("", diff) if "diff --git " in diff else diff
 
 _DIFF = (
     "diff --git a/x.py b/x.py\nindex 1111111..2222222 100644\n--- a/x.py\n+++ b/x.py\n"

@@ -31,6 +31,7 @@ from gitquarry.retrieval.tokenize import (
     FTS5_TOKENIZE,
     SQL_DIFF_FUNCTION,
     SQL_FUNCTION,
+    index_diff_text,
     index_text,
     register_functions,
 )
@@ -67,7 +68,6 @@ COMMIT_FTS_VALUES_SQL = (
 #: repeats its authors (flask: 896 for 5,572 commits). Cleared when full.
 _IDENTITY_TEXT: dict[str, str] = {}
 _IDENTITY_TEXT_MAX = 1 << 14
-_DIFF_HEADER = "diff --git "
 
 
 def _identity_text(identity: str | None) -> str:
@@ -81,46 +81,15 @@ def _identity_text(identity: str | None) -> str:
     return text
 
 
-def strip_diff_headers(diff: str) -> str:
-    """``retrieval.tokenize.strip_diff_headers(diff)`` (the regex the SQL function uses),
-    found with ``str.find`` instead: each ``diff --git `` line at a line start and the lines
-    after it up to the first that starts with ``@@`` or ``diff --git `` (or the end) are
-    dropped; everything else is kept as is. Equal to the regex on any ``str``
-    (``tests/history/test_diff_headers_fast.py``)."""
-    at = diff.find(_DIFF_HEADER)
-    if at == -1:
-        return diff
-    kept: list[str] = []
-    pos = 0
-    while at != -1:
-        if at and diff[at - 1] != "\n":
-            at = diff.find(_DIFF_HEADER, at + 1)  # inside a line: not a header
-            continue
-        kept.append(diff[pos:at])
-        end = diff.find("\n", at)
-        while end != -1:
-            line = end + 1
-            if diff.startswith(("@@", _DIFF_HEADER), line):
-                break
-            end = diff.find("\n", line)
-        if end == -1:
-            return "".join(kept)
-        pos = end + 1
-        at = diff.find(_DIFF_HEADER, pos)
-    kept.append(diff[pos:])
-    return "".join(kept)
-
-
 def fts_values(title: str | None, message: str | None, author: str | None,
                committer: str | None, files_changed: str | None, diff: str | None
                ) -> tuple[str, str, str, str, str, str]:
     """The ``commit_fts`` values of one commit from its column texts (``diff``
     uncompressed): exactly what ``COMMIT_FTS_INSERT_SQL`` computes in SQL from the stored
     row (``index_text`` of each column, ``index_diff_text`` of the diff; identities' texts
-    kept in a bounded cache, the diff headers stripped by ``strip_diff_headers``)."""
+    kept in a bounded cache)."""
     return (index_text(title), index_text(message), _identity_text(author),
-            _identity_text(committer), index_text(files_changed),
-            index_text(strip_diff_headers(diff)) if diff else "")
+            _identity_text(committer), index_text(files_changed), index_diff_text(diff))
 
 
 #: The contentless FTS5 index and the triggers that keep it current (where SQLite has FTS5).
