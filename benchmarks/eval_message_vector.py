@@ -14,6 +14,9 @@ Variants (``--variants``, comma-separated; default all):
   Both third-list variants fuse as ``engine._fuse`` does at full coverage: the shape weights,
   ``rrf_k``, then the lexical guard and the lexical floor (session 8: before, the patch
   re-fused the lists without the floor).
+* ``third-list-empty``: the third-list fusion with an empty message list, a check of this
+  harness: its ranks must equal ``shipped``'s in both modes (RRF over an empty third list
+  is the shipped fusion), so ``third_list_fuse`` is ``engine._fuse`` up to the third list.
 * ``message-only``: semantic over the message vectors alone (a reference).
 * with ``--chunks`` (lever 3, multi-vector over the diff): every commit's changed lines
   (``document.diff_digest``) cut into chunks of the document's character budget, each chunk
@@ -58,7 +61,8 @@ from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval.fusion import rrf_fuse
 from gitquarry.retrieval.vectors import cosine_top_k
 
-VARIANTS = ("shipped", "max-sim", "third-list", "third-list-split", "message-only",
+VARIANTS = ("shipped", "max-sim", "third-list", "third-list-split", "third-list-empty",
+            "message-only",
             "chunks-max-sim", "chunks-third-list-split", "all-max-sim")
 #: variants that need the diff-chunk vectors (``--chunks``)
 CHUNK_VARIANTS = ("chunks-max-sim", "chunks-third-list-split", "all-max-sim")
@@ -165,6 +169,9 @@ def patched_top_k(matrix: Any, qvec: np.ndarray, filters: Any, allowed: np.ndarr
         return _ORIGINAL_TOP_K(matrix, qvec, filters, allowed, limit)
     if variant == "message-only":
         return _top(matrix, msg, qvec, mask, limit)
+    if variant == "third-list-empty":  # the harness check: must rank exactly as shipped
+        STATE["msg_hits"] = []
+        return _ORIGINAL_TOP_K(matrix, qvec, filters, allowed, limit)
     if variant.startswith("third-list"):
         STATE["msg_hits"] = _top(matrix, msg, qvec, mask, limit)
         return _ORIGINAL_TOP_K(matrix, qvec, filters, allowed, limit)

@@ -51,7 +51,7 @@ def verdict(sets: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
     for set_name, report in sets.items():
         variant = report["variants"][name]["metrics"]
         base = report["variants"]["shipped"]["metrics"]
-        lexical = report["lexical"]["metrics"]["lexical"]
+        lexical = report["lexical"]["metrics"]
         hyb, base_h = variant["hybrid"], base["hybrid"]
         for kind, lex in lexical.items():
             if kind in hyb and hyb[kind]["recall@10"] < lex["recall@10"]:
