@@ -11,6 +11,12 @@ Variants (``--variants``, comma-separated; default all):
   two vector lists fused with equal weights).
 * ``third-list-split``: as ``third-list``, the vectors' weight split between their two
   lists (``w_lex, w_sem / 2, w_sem / 2``): the vectors weigh what they weigh today.
+  Both third-list variants fuse as ``engine._fuse`` does at full coverage: the shape weights,
+  ``rrf_k``, then the lexical guard and the lexical floor (session 8: before, the patch
+  re-fused the lists without the floor).
+* ``third-list-empty``: the third-list fusion with an empty message list, a check of this
+  harness: its ranks must equal ``shipped``'s in both modes (RRF over an empty third list
+  is the shipped fusion), so ``third_list_fuse`` is ``engine._fuse`` up to the third list.
 * ``message-only``: semantic over the message vectors alone (a reference).
 * with ``--chunks`` (lever 3, multi-vector over the diff): every commit's changed lines
   (``document.diff_digest``) cut into chunks of the document's character budget, each chunk
@@ -28,7 +34,9 @@ The index must already hold the document vectors (``eval_history.py --index-dir 
 The message vectors are embedded with the index embedder (the same model, ``max_tokens`` of
 the document format) and cached in ``--vector-cache``; ``message_vectors`` in the output gives
 their embedding cost (CPU and wall seconds for the texts not in the cache, and how many those
-were). Prints one JSON object.
+were). Lexical runs once (``lexical``); each variant's ``hybrid_at_least_lexical`` says, per
+kind, whether hybrid R@10 is at least lexical's. Prints one JSON object
+(``message_vector_choose.py`` reads it).
 """
 
 from __future__ import annotations
@@ -53,7 +61,8 @@ from gitquarry.history.search.searcher import HistorySearcher
 from gitquarry.retrieval.fusion import rrf_fuse
 from gitquarry.retrieval.vectors import cosine_top_k
 
-VARIANTS = ("shipped", "max-sim", "third-list", "third-list-split", "message-only",
+VARIANTS = ("shipped", "max-sim", "third-list", "third-list-split", "third-list-empty",
+            "message-only",
             "chunks-max-sim", "chunks-third-list-split", "all-max-sim")
 #: variants that need the diff-chunk vectors (``--chunks``)
 CHUNK_VARIANTS = ("chunks-max-sim", "chunks-third-list-split", "all-max-sim")
@@ -160,6 +169,9 @@ def patched_top_k(matrix: Any, qvec: np.ndarray, filters: Any, allowed: np.ndarr
         return _ORIGINAL_TOP_K(matrix, qvec, filters, allowed, limit)
     if variant == "message-only":
         return _top(matrix, msg, qvec, mask, limit)
+    if variant == "third-list-empty":  # the harness check: must rank exactly as shipped
+        STATE["msg_hits"] = []
+        return _ORIGINAL_TOP_K(matrix, qvec, filters, allowed, limit)
     if variant.startswith("third-list"):
         STATE["msg_hits"] = _top(matrix, msg, qvec, mask, limit)
         return _ORIGINAL_TOP_K(matrix, qvec, filters, allowed, limit)
@@ -181,25 +193,56 @@ def patched_top_k(matrix: Any, qvec: np.ndarray, filters: Any, allowed: np.ndarr
 _ORIGINAL_FUSE = engine_mod._HistorySearch._fuse
 
 
+def third_list_fuse(variant: str, lexical: list[int], document: list[int], message: list[int],
+                    effective: str, shape: tuple[float, float], lexical_weight: float,
+                    semantic_weight: float, rrf_k: int, every: list[int]
+                    ) -> tuple[list[list[int]], list[float], list[tuple[int, float]]]:
+    """The third-list fusion as the product would run it at full coverage: (rankings,
+    weights, fused). ``semantic``: the document and message lists with equal weights;
+    ``hybrid``: lexical, document, message with weights ``w_lex, w_sem, w_sem``
+    (``third-list``) or ``w_lex, w_sem / 2, w_sem / 2`` (``third-list-split``), ``w_lex``
+    and ``w_sem`` the engine's weights times the query shape's, then the lexical guard and
+    the lexical floor exactly as ``engine._fuse`` applies them (``every``: the lexical ids
+    among the floor's first ``keep`` that hold every query word)."""
+    if effective == "semantic":
+        rankings = [document, message]
+        weights = [semantic_weight, semantic_weight]
+        return rankings, weights, rrf_fuse(rankings, weights, k=rrf_k)
+    w_lex, w_sem = lexical_weight * shape[0], semantic_weight * shape[1]
+    rankings = [lexical, document, message]
+    weights = ([w_lex, w_sem / 2, w_sem / 2] if variant.endswith("-split")
+               else [w_lex, w_sem, w_sem])
+    fused = rrf_fuse(rankings, weights, k=rrf_k)
+    fused = engine_mod.guard_lexical(fused, lexical, document, engine_mod.default_lexical_guard())
+    floor = engine_mod.default_lexical_floor()
+    if floor.keep > 0 and floor.window > 0:
+        fused = engine_mod.floor_lexical(fused, every, floor.window, pinned=[])
+    return rankings, weights, fused
+
+
 def patched_fuse(self: Any, lexical: Any, semantic_hits: Any, effective: str,
                  embedded_fraction: float) -> Any:
-    rankings, weights, fused = _ORIGINAL_FUSE(self, lexical, semantic_hits, effective,
-                                              embedded_fraction)
-    msg_hits = STATE["msg_hits"]
+    """``engine._fuse`` with the message ranking as a third list (``third-list*`` variants);
+    every other variant (and lexical mode) is the shipped ``_fuse``."""
+    msg_hits, STATE["msg_hits"] = STATE["msg_hits"], None
     if "third-list" not in STATE["variant"] or effective == "lexical" or msg_hits is None:
-        return rankings, weights, fused
+        return _ORIGINAL_FUSE(self, lexical, semantic_hits, effective, embedded_fraction)
+    if embedded_fraction < 1:
+        raise SystemExit("the third-list variants need every commit embedded")
+    engine = self.engine
     ids = [cid for cid, _ in msg_hits]
-    if self.glob is not None:
+    if self.glob is not None:  # the message ranker ran before the glob's post-filter
         keep = self.glob.keep(ids)
         ids = [cid for cid in ids if cid in keep]
-    ids = ids[: max(len(r) for r in rankings)]
-    rankings = [*rankings, ids]
-    if STATE["variant"].endswith("third-list-split"):
-        weights = [*weights[:-1], weights[-1] / 2, weights[-1] / 2]
-    else:
-        weights = [*weights, weights[-1]]
-    STATE["msg_hits"] = None
-    return rankings, weights, rrf_fuse(rankings, weights, k=self.engine.rrf_k)
+    lex_ids = [hit.id for hit in lexical]
+    doc_ids = [cid for cid, _ in semantic_hits]
+    ids = ids[: max(len(lex_ids), len(doc_ids))]
+    shape = (engine_mod.SHAPE_WEIGHTS.for_query(self.ranked_query) if engine.weight_by_shape
+             else (1.0, 1.0))
+    floor = engine_mod.default_lexical_floor()
+    every = [hit.id for hit in lexical[: floor.keep] if hit.every]
+    return third_list_fuse(STATE["variant"], lex_ids, doc_ids, ids, effective, shape,
+                           engine.lexical_weight, engine.semantic_weight, engine.rrf_k, every)
 
 
 def _embed_chunks(ws: Any, embedder: Any, fmt: Any, cached: list[Any]) -> dict[str, Any]:
@@ -284,6 +327,11 @@ def main(argv: list[str] | None = None) -> int:
         "variants": {},
     }
     try:
+        # lexical once (no variant changes it): hybrid must stay at or above it on every kind
+        STATE["variant"] = "shipped"
+        rows_l, _ = run_queries(searcher, queries, k=args.k, modes=["lexical"])
+        lexical = summarise(rows_l, ["lexical"], args.k)["lexical"]
+        report["lexical"] = {"metrics": lexical, "ranks": [r["lexical"]["rank"] for r in rows_l]}
         for name in [v for v in args.variants.split(",") if v]:
             if name in CHUNK_VARIANTS and not args.chunks:
                 parser.error(f"{name} needs --chunks")
@@ -292,9 +340,14 @@ def main(argv: list[str] | None = None) -> int:
             STATE["variant"] = name
             rows_q, facts = run_queries(searcher, queries, k=args.k, modes=modes)
             metrics = summarise(rows_q, modes, args.k)
+            holds = ({kind: metrics["hybrid"][kind][f"recall@{args.k}"]
+                      >= v[f"recall@{args.k}"] for kind, v in lexical.items()}
+                     if "hybrid" in metrics else None)
             report["variants"][name] = {
                 "metrics": metrics, "latency_ms": facts["latency_ms"],
-                "ranks": {m: [r[m]["rank"] for r in rows_q] for m in modes}}
+                "hybrid_at_least_lexical": holds,
+                "ranks": {m: [r[m]["rank"] for r in rows_q] for m in modes},
+                "recall": {m: [r[m]["recall"] for r in rows_q] for m in modes}}
             for mode in modes:
                 print(f"{name:14s} {mode:8s} " + " ".join(
                     f"{kind}:{v.get(f'recall@{args.k}')}/{v.get(f'mrr@{args.k}')}"
