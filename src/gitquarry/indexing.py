@@ -54,7 +54,7 @@ def writing(
     :raises NoIndexError: ``create`` is False and there is no index.
     """
     with lease:
-        store = workspace.open_store(create=create)
+        store = workspace.open_store(create=create, upgrade=True)  # under the lease
         try:
             if on_notice is not None:
                 for notice in store.notices:  # an index set aside or adopted (store.trust)

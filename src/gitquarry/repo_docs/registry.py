@@ -72,6 +72,58 @@ def canonical_repo_id(name: str) -> str:
     return text.lower()
 
 
+#: a GitHub-style remote URL: ``scheme://[user@]host[:port]/owner/name[.git]`` or the scp
+#: form ``user@host:owner/name[.git]``, exactly two path segments after the host
+_HOSTED_URL = re.compile(
+    r"(?:(?:https?|ssh|git)://(?:[^@/\s]+@)?[^/\s]+/|[^@/\s]+@[^:/\s]+:)"
+    r"(?P<owner>[^/\s]+)/(?P<name>[^/\s]+?)(?:\.git)?/?",
+    re.IGNORECASE,
+)
+
+
+def derive_repo_name(path: Path) -> tuple[str, str]:
+    """A default repository name for the local repository at ``path``, for ``register``
+    without ``--repo``: ``(repo_id, source)``, ``source`` ``"origin"`` when it comes from
+    the ``origin`` remote's URL (a GitHub-style URL, ``https://host/owner/name.git`` or
+    ``git@host:owner/name``), else ``"directory"`` (the working tree's, or the bare
+    repository's, directory name without ``.git``).
+
+    The URL is repository content (untrusted): it is read with ``git config`` (no parsing of
+    ``.git/config`` here), and whatever it yields passes :func:`canonical_repo_id`, the same
+    rules as an explicit ``--repo``; a name is only ever a registry key, never a path.
+
+    :raises RepoDocsRegistrationError: ``path`` is not a Git repository (``invalid_path``),
+        or neither the URL nor the directory name is a valid name (``name_required``: the
+        message says to pass ``--repo owner/name``).
+    """
+    from gitquarry.errors import GitError
+    from gitquarry.gitio.runner import run_git
+
+    authority, _store, _wt, _fmt, bare = describe_authority(path)
+    try:
+        repo = inspect_repository(authority)
+        proc = run_git(repo.git_dir, ["config", "--get", "remote.origin.url"], check=False)
+    except (GitError, NotARepositoryError):
+        proc = None
+    if proc is not None and proc.returncode == 0:
+        url = proc.stdout.decode("utf-8", "replace").strip()
+        match = _HOSTED_URL.fullmatch(url)
+        if match:
+            with contextlib.suppress(RepoDocsRegistrationError):
+                return canonical_repo_id(f"{match['owner']}/{match['name']}"), "origin"
+    name = authority.name
+    if bare:
+        name = name.removesuffix(".git")
+    try:
+        return canonical_repo_id(name), "directory"
+    except RepoDocsRegistrationError:
+        raise RepoDocsRegistrationError(
+            "name_required",
+            "cannot derive a repository name for this repository (no GitHub-style origin "
+            "remote, and its directory name is not a valid name): pass --repo owner/name",
+        ) from None
+
+
 def _ref(kind: str, *parts: str) -> str:
     digest = hashlib.sha256("\x00".join((kind, *parts)).encode("utf-8", "surrogateescape"))
     return f"{kind}-{digest.hexdigest()[:24]}"
