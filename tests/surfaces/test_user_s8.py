@@ -207,3 +207,90 @@ def test_a_read_of_an_older_index_writes_nothing_and_says_run_index(tmp_path: Pa
     code, out, err = cli("history", "retry uploads", "--project", str(ws), "--json")
     assert code == 0, err
     assert [r["hash"] for r in json.loads(out)["results"]] == [first]
+
+
+# -- a glob that can match nothing ------------------------------------------------------------
+
+
+def test_a_files_glob_with_a_dotdot_segment_is_a_usage_error_as_path_is(tmp_path: Path,
+                                                                        cli: CLI) -> None:
+    """``--path ../x`` was refused (no repository path holds ``..``) while ``--files-glob
+    ../x`` answered "No commits found": now both are usage errors (rc 2)."""
+    ws = tmp_path / "ws"
+    GitRepo(ws / "r").commit({"src/a.py": "x = 1\n"}, "Add the retry loop")
+    code, _out, err = cli("index", "--no-embed", "-q", str(ws))
+    assert code == 0, err
+    for glob in ("../src/*.py", "src/../a.py", "**/..", "/../x"):
+        code, out, err = cli("history", "retry", "--project", str(ws), "--files-glob", glob)
+        assert code == 2, (glob, code, out, err)
+        assert "'..' segment" in err and "Traceback" not in err, err
+        code, out, _err = cli("history", "retry", "--project", str(ws), "--files-glob", glob,
+                              "--json")
+        assert code == 2 and json.loads(out)["error"]["code"] == "invalid_glob", out
+    # names with two dots that are not a segment still match
+    for glob in ("src/*.py", "src/a..py", "**/*..*", "src/[.][.]"):
+        code, _out, err = cli("history", "retry", "--project", str(ws), "--files-glob", glob)
+        assert code == 0, (glob, err)
+
+
+# -- show: the body under a blank line, as git show --------------------------------------------
+
+
+def test_show_puts_a_blank_line_between_title_and_body(tmp_path: Path, cli: CLI) -> None:
+    ws = tmp_path / "ws"
+    repo = GitRepo(ws / "r")
+    sha = repo.commit({"a.txt": "a\n"}, "Fix Zsh completions\n\nResolves #2846.\n\n"
+                      "Co-authored-by: A <a@example.com>")
+    code, _out, err = cli("index", "--no-embed", "-q", str(ws))
+    assert code == 0, err
+    code, out, err = cli("show", sha[:10], "--project", str(ws), "--no-pager")
+    assert code == 0, err
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "Fix Zsh completions")
+    assert lines[start + 1:start + 5] == ["", "    Resolves #2846.", "",
+                                          "    Co-authored-by: A <a@example.com>"], lines
+
+
+# -- index while the daemon builds the same docs ----------------------------------------------
+
+
+def test_index_while_the_daemon_indexes_the_docs_is_a_warning_not_a_failure(
+        tmp_path: Path, cli: CLI) -> None:
+    """``gitquarry index --watch .`` right after ``daemon start`` exited 1 with "Error:
+    repository docs ... not refreshed: another gitquarry process is writing ... (daemon
+    job-000001)": the daemon was building those very docs. Held by a daemon job, it is now
+    a warning (rc 0); held by another CLI run it stays an error."""
+    from gitquarry.store.lease import writer_lease
+
+    from .conftest import user_config
+
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    repo = GitRepo(ws / "r")
+    repo.commit({"README.md": "# R\n\nUse a reverse proxy.\n"}, "Add the readme")
+    code, _out, err = cli("repo-docs", "register", "--repo", "acme/r", "--repository-path",
+                          str(repo.path))
+    assert code == 0, err
+    code, _out, err = cli("index", "--no-embed", "-q", str(ws))
+    assert code == 0, err
+    repo.commit({"docs/new.md": "# New\n"}, "Add docs")
+    cache = repo.path / ".gitquarry"
+    lock = cache / "repo_docs.lock"
+    with writer_lease(lock, db_path=cache / "repo_docs.db", holder="daemon job-000042"):
+        code, out, err = cli("index", "--no-embed", str(ws))
+        assert code == 0, (out, err)
+        assert "Error:" not in err, err
+        assert "the daemon is indexing them now (daemon job-000042" in err, err
+        code, out, err = cli("index", "--no-embed", "--json", str(ws))
+        assert code == 0, err
+        assert any("daemon job-000042" in w for w in json.loads(out)["warnings"]), out
+    with writer_lease(lock, db_path=cache / "repo_docs.db", holder="cli index"):
+        code, out, err = cli("index", "--no-embed", str(ws))
+        assert code == 1, (out, err)
+        assert "not refreshed: another gitquarry process is writing" in err, err
+        code, out, err = cli("index", "--no-embed", "--json", str(ws))
+        assert code == 1, err
+        assert any("cli index" in e for e in json.loads(out)["errors"]), out  # in --json too
+    # free again: this run refreshes them
+    code, out, err = cli("index", "--no-embed", str(ws))
+    assert code == 0 and "Docs: acme/r" in out + err, (out, err)

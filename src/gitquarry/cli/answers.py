@@ -120,8 +120,10 @@ def register(app: typer.Typer) -> None:
         out(f"Repo:   {printable(data['repo_path'])}")
         out("")
         out(styled("    ", (data["title"], STYLE_TITLE)))
+        if data["message"]:  # the body under a blank line, as `git show` prints it
+            out("")
         for line in data["message"].split("\n") if data["message"] else []:
-            out("    " + printable(line))
+            out(("    " + printable(line)) if line else "")
         out("")
         for f in data["files"]:
             counts = ("" if data["diff_source"] != "git"  # counts unknown without git

@@ -1,7 +1,8 @@
 """The registration registry: which local Git authority serves which repository name.
 
-No command infers a repository from the working directory: a repository is registered once
-(``register --repo NAME --repository-path PATH``) and later named by ``repo_id`` and, when
+Only ``register`` looks at the working directory (its default ``--repository-path``; the
+default name comes from the ``origin`` remote's URL or the directory, :func:`derive_repo_name`):
+a repository is registered once and later named by ``repo_id`` and, when
 more than one authority is registered, the full opaque selector (``registration_id``,
 ``source_registration_id``, ``source_registration_generation``). The absolute path lives only
 in this file: ``<state dir>/repo-docs-registry.json`` (``$XDG_STATE_HOME/gitquarry/``), mode
@@ -379,8 +380,8 @@ class Registry:
         if not candidates:
             what = f"{selector.repo!r} is not" if selector.repo else "no repository is"
             raise RepoDocsRegistrationError(
-                "not_registered", f"{what} registered; run `gitquarry repo-docs register "
-                "--repo NAME --repository-path PATH`",
+                "not_registered", f"{what} registered; run `gitquarry repo-docs register` "
+                "in its checkout (or pass --repo owner/name --repository-path PATH)",
             )
         if not all(given):
             if len(candidates) > 1:
