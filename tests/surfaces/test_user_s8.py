@@ -294,3 +294,45 @@ def test_index_while_the_daemon_indexes_the_docs_is_a_warning_not_a_failure(
     # free again: this run refreshes them
     code, out, err = cli("index", "--no-embed", str(ws))
     assert code == 0 and "Docs: acme/r" in out + err, (out, err)
+
+
+# -- show HEAD, show main --------------------------------------------------------------------
+
+
+def test_show_takes_a_revision_as_git_show_does(tmp_path: Path, cli: CLI) -> None:
+    """``gitquarry show HEAD`` (or ``main``, a tag, ``HEAD~1``) said "give a commit hash":
+    now a revision is resolved with ``git rev-parse`` in the workspace's repositories, and it
+    must name one indexed commit."""
+    ws = tmp_path / "ws"
+    repo = GitRepo(ws / "r")
+    first = repo.commit({"a.txt": "a\n"}, "Add the first file")
+    repo.git("tag", "-a", "v1.0", "-m", "release")
+    second = repo.commit({"b.txt": "b\n"}, "Add the second file")
+    repo.git("branch", "cafe", first)  # a branch spelled in hexadecimal, no such hash
+    code, _out, err = cli("index", "--no-embed", "-q", str(ws))
+    assert code == 0, err
+    p = ["--project", str(ws), "--json"]
+    for revision, expected in (("HEAD", second), ("HEAD~1", first), ("v1.0", first),
+                               (repo.git("symbolic-ref", "--short", "HEAD").strip(), second),
+                               ("cafe", first), (second[:8], second)):
+        code, out, err = cli("show", revision, *p)
+        assert code == 0, (revision, err)
+        assert json.loads(out)["hash"] == expected, revision
+    # a name that is no revision stays a usage error; an option never reaches git
+    for bad in ("not-a-revision", "-n1", "--output=/tmp/x", "HEAD x"):
+        code, out, _err = cli("show", "--project", str(ws), "--json", "--", bad)
+        assert code == 2, (bad, out)
+        assert json.loads(out)["error"]["code"] == "commit_not_found"
+    # a commit made after the index: found by git, not indexed yet (not found, rc 3)
+    repo.commit({"c.txt": "c\n"}, "Add the third file")
+    code, out, _err = cli("show", "HEAD", *p)
+    assert code == 3 and "not indexed yet" in json.loads(out)["error"]["message"], out
+    # two repositories whose HEADs differ: ambiguous, give a hash (rc 2)
+    other = GitRepo(ws / "other")
+    other.commit({"z.txt": "z\n"}, "Another repository")
+    code, _out, err = cli("index", "--no-embed", "-q", str(ws))
+    assert code == 0, err
+    code, out, _err = cli("show", "HEAD", *p)
+    assert code == 2 and "different commits" in json.loads(out)["error"]["message"], out
+    code, out, err = cli("show", "v1.0", *p)  # only one repository has the tag
+    assert code == 0 and json.loads(out)["hash"] == first, err

@@ -78,7 +78,8 @@ def register(app: typer.Typer) -> None:
     @app.command("show", cls=Command)
     def show_cmd(
         commit: Annotated[str, typer.Argument(help="Commit hash or unique prefix (4+ hex "
-                                              "characters).", metavar="COMMIT")],
+                                              "characters), or a revision: HEAD, a branch "
+                                              "or tag, HEAD~3.", metavar="COMMIT")],
         path: Annotated[list[str] | None, typer.Option(
             "--path", metavar="PATH", help="Only this file's diff (repeatable).")] = None,
         offset: Annotated[int, typer.Option("--offset", metavar="LINE", help="Start the diff "
