@@ -336,3 +336,22 @@ def test_show_takes_a_revision_as_git_show_does(tmp_path: Path, cli: CLI) -> Non
     assert code == 2 and "different commits" in json.loads(out)["error"]["message"], out
     code, out, err = cli("show", "v1.0", *p)  # only one repository has the tag
     assert code == 0 and json.loads(out)["hash"] == first, err
+
+
+def test_index_of_a_directory_without_repositories_does_not_claim_up_to_date(
+        tmp_path: Path, cli: CLI) -> None:
+    """``gitquarry index /a/typo`` said "Commit history is up to date: 0 commits in 0
+    repositories. Nothing to do." above "Warning: no Git repositories found": now only the
+    warning, which says what to give."""
+    empty = tmp_path / "nothing-here"
+    empty.mkdir()
+    code, out, err = cli("index", "--no-embed", str(empty))
+    assert code == 0, err
+    assert "up to date" not in out + err, (out, err)
+    assert "no Git repositories found" in err and "holds your repositories" in err, err
+    # with a repository, the usual line
+    GitRepo(empty / "r").commit({"a": "a\n"}, "first")
+    code, out, err = cli("index", "--no-embed", str(empty))
+    assert code == 0 and "Indexed 1 new commit" in out + err, (out, err)
+    code, out, err = cli("index", "--no-embed", str(empty))
+    assert code == 0 and "Commit history is up to date: 1 commit in 1 repository" in out + err
