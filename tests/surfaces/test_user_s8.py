@@ -355,3 +355,20 @@ def test_index_of_a_directory_without_repositories_does_not_claim_up_to_date(
     assert code == 0 and "Indexed 1 new commit" in out + err, (out, err)
     code, out, err = cli("index", "--no-embed", str(empty))
     assert code == 0 and "Commit history is up to date: 1 commit in 1 repository" in out + err
+
+
+def test_register_again_without_repo_keeps_the_name_it_has(tmp_path: Path, cli: CLI) -> None:
+    """A checkout registered as ``acme/widget`` and registered again without ``--repo`` kept
+    one registration (not a second one named after the directory, which made every later
+    ``repo-docs search`` without ``--repo`` ambiguous)."""
+    repo = GitRepo(tmp_path / "widget-checkout")
+    repo.commit({"README.md": "# x\n"}, "first")
+    code, data, err = _register(cli, repo.path, "--repo", "acme/widget")
+    assert code == 0, err
+    code, data, err = _register(cli, repo.path)
+    assert code == 0, err
+    assert data is not None and data["repo_id"] == "acme/widget", data
+    assert "from its registration" in err, err
+    code, out, err = cli("repo-docs", "sources", "--json")
+    assert code == 0, err
+    assert [s["repo_id"] for s in json.loads(out)["sources"]] == ["acme/widget"]

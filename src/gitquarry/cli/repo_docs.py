@@ -115,7 +115,8 @@ def register_cmd(
     with _service() as service:
         data = service.register(repo, repository_path)
     if derived_from is not None:
-        where = "the origin remote" if derived_from == "origin" else "the directory name"
+        where = {"origin": "the origin remote", "directory": "the directory name",
+                 "registered": "its registration"}[derived_from]
         hint(f"repository name {printable(data['repo_id'])} (from {where}; pass --repo "
              "owner/name to choose another)")
     if json_output:

@@ -82,12 +82,14 @@ _HOSTED_URL = re.compile(
 )
 
 
-def derive_repo_name(path: Path) -> tuple[str, str]:
+def derive_repo_name(path: Path, registry: Registry | None = None) -> tuple[str, str]:
     """A default repository name for the local repository at ``path``, for ``register``
-    without ``--repo``: ``(repo_id, source)``, ``source`` ``"origin"`` when it comes from
-    the ``origin`` remote's URL (a GitHub-style URL, ``https://host/owner/name.git`` or
-    ``git@host:owner/name``), else ``"directory"`` (the working tree's, or the bare
-    repository's, directory name without ``.git``).
+    without ``--repo``: ``(repo_id, source)``. ``source`` is ``"registered"`` when this
+    very authority (git store and working tree) is already registered in ``registry``
+    (default: the user's): its name, so a second ``register`` adds no second name for it;
+    else ``"origin"`` when it comes from the ``origin`` remote's URL (a GitHub-style URL,
+    ``https://host/owner/name.git`` or ``git@host:owner/name``), else ``"directory"`` (the
+    working tree's, or the bare repository's, directory name without ``.git``).
 
     The URL is repository content (untrusted): it is read with ``git config`` (no parsing of
     ``.git/config`` here), and whatever it yields passes :func:`canonical_repo_id`, the same
@@ -100,7 +102,10 @@ def derive_repo_name(path: Path) -> tuple[str, str]:
     from gitquarry.errors import GitError
     from gitquarry.gitio.runner import run_git
 
-    authority, _store, _wt, _fmt, bare = describe_authority(path)
+    authority, store_ref, wt_ref, _fmt, bare = describe_authority(path)
+    for binding in (registry or Registry()).bindings():
+        if binding.source.git_store_ref == store_ref and binding.source.worktree_ref == wt_ref:
+            return binding.repo_id, "registered"
     try:
         repo = inspect_repository(authority)
         proc = run_git(repo.git_dir, ["config", "--get", "remote.origin.url"], check=False)
