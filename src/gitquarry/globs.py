@@ -70,7 +70,8 @@ def gitignore_matcher(pattern: str) -> PathMatcher:
     gitignore rules of the module docstring.
 
     :raises ValueError: empty pattern, NUL, longer than ``MAX_GLOB_CHARS``, a leading ``!``
-        (negation is not supported), a syntax problem, or a pattern wcmatch rejects; the
+        (negation is not supported), a syntax problem, a ``..`` segment (it matches no
+        repository path), or a pattern wcmatch rejects; the
         message says which.
     """
     pattern = nfc(pattern.strip())
@@ -90,6 +91,9 @@ def gitignore_matcher(pattern: str) -> PathMatcher:
     problem = syntax_problem(base)
     if problem is not None:
         raise ValueError(problem)
+    if ".." in base.split("/"):  # as --path: a pattern that can match nothing is refused
+        raise ValueError("a '..' segment, which no repository path holds: write the pattern "
+                         "from the repository root, such as src/**/*.py")
     if not anchored and "/" not in base:
         base = "**/" + base  # no slash but a trailing one: at any depth
     variants = [base + "/**"] if directory_only else [base, base + "/**"]

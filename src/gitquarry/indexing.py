@@ -54,7 +54,7 @@ def writing(
     :raises NoIndexError: ``create`` is False and there is no index.
     """
     with lease:
-        store = workspace.open_store(create=create)
+        store = workspace.open_store(create=create, upgrade=True)  # under the lease
         try:
             if on_notice is not None:
                 for notice in store.notices:  # an index set aside or adopted (store.trust)
@@ -109,7 +109,10 @@ class ExtrasReport:
         return self.graph is not None or bool(emb.get("embedded") or emb.get("reused")) or docs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"graph": self.graph, "embeddings": self.embeddings, "repo_docs": self.repo_docs}
+        """The ``--json`` fields: ``graph``, ``embeddings``, ``repo_docs``, and the one-line
+        ``warnings`` and ``errors`` the terminal shows (an error makes the exit status 1)."""
+        return {"graph": self.graph, "embeddings": self.embeddings, "repo_docs": self.repo_docs,
+                "warnings": list(self.warnings), "errors": list(self.errors)}
 
     def summary_lines(self) -> list[str]:
         return list(self.notes)
@@ -201,8 +204,10 @@ def index_extras(
 def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool) -> None:
     """Build the HEAD docs revision set of every registered repository whose path lies under
     the workspace (with ``embed`` False: locators only, no provider). One repository's
-    failure is reported and does not stop the others."""
-    from gitquarry.errors import GitquarryError
+    failure is reported and does not stop the others; a repository whose docs the daemon
+    is indexing at that moment (its writer lease held by a daemon job) is a warning, not a
+    failure."""
+    from gitquarry.errors import GitquarryError, WriterBusyError
     from gitquarry.repo_docs.registry import Registry
 
     root = workspace.root.resolve()
@@ -222,6 +227,16 @@ def refresh_repo_docs(workspace: Workspace, report: ExtrasReport, *, embed: bool
     for binding in bindings:
         try:
             result = index_revision_set(binding, config)
+        except WriterBusyError as exc:
+            if not exc.holder.startswith("daemon "):
+                report.errors.append(f"repository docs of {binding.repo_id} not refreshed: "
+                                     f"{exc}")
+                continue
+            # the daemon is building these very docs right now: not this run's failure
+            report.warnings.append(
+                f"repository docs of {binding.repo_id} not refreshed by this run: the daemon "
+                f"is indexing them now ({exc.holder}; `gitquarry jobs list` shows it)")
+            continue
         except GitquarryError as exc:
             report.errors.append(f"repository docs of {binding.repo_id} not refreshed: {exc}")
             continue

@@ -110,7 +110,8 @@ class Workspace:
                 safe_paths.ensure_state_dir(self.index_dir, self.root)
                 safe_paths.write_small(self.index_dir / ROOT_MARKER, f"{self.root}\n".encode())
 
-    def open_store(self, *, create: bool = False, writer: bool | None = None) -> Store:
+    def open_store(self, *, create: bool = False, writer: bool | None = None,
+                   upgrade: bool | None = None) -> Store:
         """Open the index. ``create=False`` (a read) raises ``NoIndexError`` when none exists
         yet, also when ``index.db`` is a zero-byte or schema-less file (nothing is written
         then: only ``create`` initialises one).
@@ -124,9 +125,14 @@ class Workspace:
         the index) sets a foreign index aside and adopts a legacy one (an older gitquarry's),
         said in ``store.notices``; anyone else is refused.
 
+        An index an older gitquarry wrote is upgraded (its schema migrated) only with
+        ``upgrade`` (default ``create``: a command that builds the index, under the writer
+        lease); a read raises ``IndexSchemaOutdatedError`` instead, having written nothing.
+
         :raises NoIndexError, IndexCorruptError, SchemaTooNewError, IndexBusyError
         :raises IndexPathUnsafeError: a link, non-regular file or tracked path.
         :raises IndexUntrustedError: (without ``create``) not created by this installation.
+        :raises IndexSchemaOutdatedError: (without ``upgrade``) an older schema.
         """
         self.guard_index_dir()
         existed = safe_paths.check_sqlite_files(self.db_path)
@@ -139,7 +145,7 @@ class Workspace:
             if create:
                 safe_paths.ensure_state_dir(self.index_dir, self.root)
             store = open_store(self.db_path, writer=create if writer is None else writer,
-                               initialise=create)
+                               initialise=create, upgrade=create if upgrade is None else upgrade)
         except NoIndexError:  # a zero-byte or schema-less file: not indexed yet, left as is
             raise NoIndexError(self.root) from None
         if not existed:

@@ -78,7 +78,8 @@ def register(app: typer.Typer) -> None:
     @app.command("show", cls=Command)
     def show_cmd(
         commit: Annotated[str, typer.Argument(help="Commit hash or unique prefix (4+ hex "
-                                              "characters).", metavar="COMMIT")],
+                                              "characters), or a revision: HEAD, a branch "
+                                              "or tag, HEAD~3.", metavar="COMMIT")],
         path: Annotated[list[str] | None, typer.Option(
             "--path", metavar="PATH", help="Only this file's diff (repeatable).")] = None,
         offset: Annotated[int, typer.Option("--offset", metavar="LINE", help="Start the diff "
@@ -120,8 +121,10 @@ def register(app: typer.Typer) -> None:
         out(f"Repo:   {printable(data['repo_path'])}")
         out("")
         out(styled("    ", (data["title"], STYLE_TITLE)))
+        if data["message"]:  # the body under a blank line, as `git show` prints it
+            out("")
         for line in data["message"].split("\n") if data["message"] else []:
-            out("    " + printable(line))
+            out(("    " + printable(line)) if line else "")
         out("")
         for f in data["files"]:
             counts = ("" if data["diff_source"] != "git"  # counts unknown without git

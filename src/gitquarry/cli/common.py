@@ -167,6 +167,48 @@ def reflow_help(text: str | None) -> str | None:
     return "\n\n".join(out)
 
 
+#: the narrowest help-text column (characters) worth keeping option names whole for
+_HELP_TEXT_MIN_COLUMNS = 24
+
+
+def _keep_option_names_whole() -> None:
+    """Make typer's help tables keep option names whole where the terminal allows: rich's
+    own layout narrows the widest columns first, so at ``COLUMNS=80`` it cut
+    ``--source-registration-generation`` to ``--source-registration-generat…``. The table
+    below lays every column but the last (the help text, which wraps) out unwrapped when
+    that leaves the help text at least :data:`_HELP_TEXT_MIN_COLUMNS` characters, and keeps
+    rich's layout otherwise (a very narrow terminal). Installed once, on the first help
+    rendered; a rich without the layout hook keeps its own layout."""
+    from rich.table import Table
+    from typer import rich_utils
+
+    if getattr(rich_utils.Table, "_gitquarry_whole_names", False):
+        return
+    if not hasattr(Table, "_calculate_column_widths"):
+        return
+
+    class _HelpTable(Table):
+        _gitquarry_whole_names = True
+
+        def _calculate_column_widths(self, console: Any, options: Any) -> list[int]:
+            default = super()._calculate_column_widths(console, options)
+            if len(self.columns) < 2:
+                return default
+            saved = [column.no_wrap for column in self.columns]
+            for column in self.columns[:-1]:
+                column.no_wrap = True
+            try:
+                whole = super()._calculate_column_widths(console, options)
+            finally:
+                for column, no_wrap in zip(self.columns, saved, strict=True):
+                    column.no_wrap = no_wrap
+            if whole[-1] >= min(_HELP_TEXT_MIN_COLUMNS, default[-1]):
+                return whole
+            return default
+
+    rich_utils.Table = _HelpTable  # type: ignore[misc]
+
+
 class Command(TyperCommand):
     """Every gitquarry command: help lists flags without a value type and the usage line
     shows arguments the usual way (``QUERY``, ``[PATH]``); its help text is reflowed
@@ -181,6 +223,10 @@ class Command(TyperCommand):
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _plain_usage(super().collect_usage_pieces(ctx))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _keep_option_names_whole()
+        super().format_help(ctx, formatter)
 
 
 #: other names of commands (a seed's name beside ours): alias → the command it runs. Not
@@ -207,6 +253,10 @@ class Group(TyperGroup):
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         return _plain_usage(super().collect_usage_pieces(ctx))
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _keep_option_names_whole()
+        super().format_help(ctx, formatter)
 
 
 ProjectOption = Annotated[

@@ -204,6 +204,8 @@ def _print_history(
     total = _count(report.total_commits, "commit", "commits")
     if not history_on:
         _say("Commit history not indexed: [git_indexing] enabled = false.")
+    elif n_repos == 0 and not report.skipped and not report.removed:
+        pass  # not "up to date: 0 commits in 0 repositories": the warning below says why
     elif report.up_to_date and not report.failed:
         nothing = " Nothing to do." if not extras_did_work else ""
         _say(f"Commit history is up to date: {total} in {repos}.{nothing}")
@@ -217,7 +219,8 @@ def _print_history(
             f"({report.seconds:.1f} s). Total: {total}."
         )
     if n_repos == 0 and history_on and not report.skipped:
-        warn(f"no Git repositories found under {workspace.root}")
+        warn(f"no Git repositories found under {workspace.root} (give the directory that "
+             "holds your repositories, or one of them)")
 
 
 def summary_json(report: IndexReport) -> dict[str, Any]:

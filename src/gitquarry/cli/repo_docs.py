@@ -96,24 +96,37 @@ def _print_selector(data: dict[str, Any]) -> None:
 
 @app.command("register", cls=Command)
 def register_cmd(
-    repo: Annotated[str, typer.Option("--repo", help="Repository name (owner/name).")],
+    repo: Annotated[str | None, typer.Option(
+        "--repo", help="Repository name (owner/name). Default: owner/name from the origin "
+        "remote's URL when it is a GitHub-style URL, else the directory's name.",
+        show_default=False)] = None,
     repository_path: Annotated[Path, typer.Option(
-        "--repository-path", help="The local working tree or bare repository.",
-        file_okay=False)],
+        "--repository-path", help="The local working tree or bare repository (default: the "
+        "current directory).", file_okay=False, show_default=False)] = Path("."),
     json_output: JsonOption = False,
 ) -> None:
     """Register a local Git authority for a repository (its path is kept only in the
     private 0600 registry)."""
+    derived_from = None
+    if repo is None:
+        from gitquarry.repo_docs.registry import derive_repo_name
+
+        repo, derived_from = derive_repo_name(repository_path)
     with _service() as service:
         data = service.register(repo, repository_path)
+    if derived_from is not None:
+        where = {"origin": "the origin remote", "directory": "the directory name",
+                 "registered": "its registration"}[derived_from]
+        hint(f"repository name {printable(data['repo_id'])} (from {where}; pass --repo "
+             "owner/name to choose another)")
     if json_output:
         print_json(data)
         return
     stdout.print("Registered.", highlight=False)
     _print_selector(data)
-    hint(f"next: `gitquarry repo-docs index --repo {printable(repo)}` builds its search "
-         f"index; `gitquarry repo-docs search QUERY --repo {printable(repo)}` works now "
-         "(full text)")
+    hint(f"next: `gitquarry repo-docs index --repo {printable(data['repo_id'])}` builds its "
+         f"search index; `gitquarry repo-docs search QUERY --repo "
+         f"{printable(data['repo_id'])}` works now (full text)")
 
 
 @app.command("rebind", cls=Command)

@@ -64,6 +64,24 @@ class SchemaTooNewError(IndexStateError):
         self.supported = supported
 
 
+class IndexSchemaOutdatedError(IndexStateError):
+    """The index was written by an older gitquarry and needs a schema upgrade, which only
+    a command that builds the index performs (``gitquarry index``, under the writer lease):
+    a read (``history``, ``status``, ``show``, the MCP tools, the web page) never writes."""
+
+    code = "index_schema_outdated"
+
+    def __init__(self, db_path: Path, found: int, current: int) -> None:
+        super().__init__(
+            f"{db_path} was written by an older gitquarry (schema version {found}, this one "
+            f"uses {current}); run `gitquarry index` on the workspace once to upgrade it "
+            "(searches do not write to the index)"
+        )
+        self.db_path = db_path
+        self.found = found
+        self.current = current
+
+
 class IndexFullError(IndexStateError):
     """The disk (or the quota) holding the index is full: SQLite said "database or disk is
     full". Work committed before it is kept; a re-run resumes."""

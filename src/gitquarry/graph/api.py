@@ -101,7 +101,7 @@ def search_graph(
     # aside one it did not make; with no graph files it only reads (an index.db with no
     # schema yet is then no index: left as it is)
     try:
-        opened = workspace.open_store(create=files, writer=False)
+        opened = workspace.open_store(create=files, writer=False, upgrade=False)
     except NoIndexError:
         raise _no_graph(workspace) from None
     with opened as store:

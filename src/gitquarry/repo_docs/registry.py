@@ -1,7 +1,8 @@
 """The registration registry: which local Git authority serves which repository name.
 
-No command infers a repository from the working directory: a repository is registered once
-(``register --repo NAME --repository-path PATH``) and later named by ``repo_id`` and, when
+Only ``register`` looks at the working directory (its default ``--repository-path``; the
+default name comes from the ``origin`` remote's URL or the directory, :func:`derive_repo_name`):
+a repository is registered once and later named by ``repo_id`` and, when
 more than one authority is registered, the full opaque selector (``registration_id``,
 ``source_registration_id``, ``source_registration_generation``). The absolute path lives only
 in this file: ``<state dir>/repo-docs-registry.json`` (``$XDG_STATE_HOME/gitquarry/``), mode
@@ -70,6 +71,63 @@ def canonical_repo_id(name: str) -> str:
             "invalid_name", f"{name!r} is not a repository name (use owner/name)"
         )
     return text.lower()
+
+
+#: a GitHub-style remote URL: ``scheme://[user@]host[:port]/owner/name[.git]`` or the scp
+#: form ``user@host:owner/name[.git]``, exactly two path segments after the host
+_HOSTED_URL = re.compile(
+    r"(?:(?:https?|ssh|git)://(?:[^@/\s]+@)?[^/\s]+/|[^@/\s]+@[^:/\s]+:)"
+    r"(?P<owner>[^/\s]+)/(?P<name>[^/\s]+?)(?:\.git)?/?",
+    re.IGNORECASE,
+)
+
+
+def derive_repo_name(path: Path, registry: Registry | None = None) -> tuple[str, str]:
+    """A default repository name for the local repository at ``path``, for ``register``
+    without ``--repo``: ``(repo_id, source)``. ``source`` is ``"registered"`` when this
+    very authority (git store and working tree) is already registered in ``registry``
+    (default: the user's): its name, so a second ``register`` adds no second name for it;
+    else ``"origin"`` when it comes from the ``origin`` remote's URL (a GitHub-style URL,
+    ``https://host/owner/name.git`` or ``git@host:owner/name``), else ``"directory"`` (the
+    working tree's, or the bare repository's, directory name without ``.git``).
+
+    The URL is repository content (untrusted): it is read with ``git config`` (no parsing of
+    ``.git/config`` here), and whatever it yields passes :func:`canonical_repo_id`, the same
+    rules as an explicit ``--repo``; a name is only ever a registry key, never a path.
+
+    :raises RepoDocsRegistrationError: ``path`` is not a Git repository (``invalid_path``),
+        or neither the URL nor the directory name is a valid name (``name_required``: the
+        message says to pass ``--repo owner/name``).
+    """
+    from gitquarry.errors import GitError
+    from gitquarry.gitio.runner import run_git
+
+    authority, store_ref, wt_ref, _fmt, bare = describe_authority(path)
+    for binding in (registry or Registry()).bindings():
+        if binding.source.git_store_ref == store_ref and binding.source.worktree_ref == wt_ref:
+            return binding.repo_id, "registered"
+    try:
+        repo = inspect_repository(authority)
+        proc = run_git(repo.git_dir, ["config", "--get", "remote.origin.url"], check=False)
+    except (GitError, NotARepositoryError):
+        proc = None
+    if proc is not None and proc.returncode == 0:
+        url = proc.stdout.decode("utf-8", "replace").strip()
+        match = _HOSTED_URL.fullmatch(url)
+        if match:
+            with contextlib.suppress(RepoDocsRegistrationError):
+                return canonical_repo_id(f"{match['owner']}/{match['name']}"), "origin"
+    name = authority.name
+    if bare:
+        name = name.removesuffix(".git")
+    try:
+        return canonical_repo_id(name), "directory"
+    except RepoDocsRegistrationError:
+        raise RepoDocsRegistrationError(
+            "name_required",
+            "cannot derive a repository name for this repository (no GitHub-style origin "
+            "remote, and its directory name is not a valid name): pass --repo owner/name",
+        ) from None
 
 
 def _ref(kind: str, *parts: str) -> str:
@@ -327,8 +385,8 @@ class Registry:
         if not candidates:
             what = f"{selector.repo!r} is not" if selector.repo else "no repository is"
             raise RepoDocsRegistrationError(
-                "not_registered", f"{what} registered; run `gitquarry repo-docs register "
-                "--repo NAME --repository-path PATH`",
+                "not_registered", f"{what} registered; run `gitquarry repo-docs register` "
+                "in its checkout (or pass --repo owner/name --repository-path PATH)",
             )
         if not all(given):
             if len(candidates) > 1:

@@ -33,6 +33,7 @@ from gitquarry.errors import (
     IndexFullError,
     IndexIOError,
     IndexReadOnlyError,
+    IndexSchemaOutdatedError,
     IndexUntrustedError,
     NoIndexError,
     SchemaTooNewError,
@@ -260,6 +261,7 @@ def open_store(
     read_only: bool = False,
     writer: bool = False,
     initialise: bool = True,
+    upgrade: bool = True,
 ) -> Store:
     """Open the index database at ``path`` (creating it unless ``read_only``) and apply
     pending migrations (never when ``read_only``).
@@ -280,6 +282,10 @@ def open_store(
     initialised here but raises ``NoIndexError``, before anything is written (its
     ``workspace`` is the file's directory: the caller names its own).
 
+    ``upgrade=False`` (a read): an index an older gitquarry wrote (schema version below this
+    one's) is not migrated here but raises ``IndexSchemaOutdatedError``, before anything is
+    written: only a command that builds the index (and holds the writer lease) upgrades it.
+
     :raises IndexCorruptError: the file exists but is not a readable SQLite database.
     :raises SchemaTooNewError: the file was written by a newer gitquarry.
     :raises IndexBusyError: another process holds the write lock past the busy timeout.
@@ -288,6 +294,7 @@ def open_store(
     :raises IndexPathUnsafeError: a link or non-regular file where the database lives.
     :raises IndexUntrustedError: not created by this installation (and not ``writer``).
     :raises NoIndexError: ``initialise`` is False and the database has no schema yet.
+    :raises IndexSchemaOutdatedError: ``upgrade`` is False and the schema is an older one.
     """
     from gitquarry.store.migrations import MIGRATIONS
     from gitquarry.store.schema import register_all
@@ -349,6 +356,8 @@ def open_store(
         if version > len(migrations.names):
             conn.close()
             raise SchemaTooNewError(path, version, len(migrations.names))
+        if not upgrade and not read_only and 0 < version < len(migrations.names):
+            raise IndexSchemaOutdatedError(path, version, len(migrations.names))
         if read_only and version < len(migrations.names):
             raise IndexReadOnlyError(
                 path, f"it has schema version {version} and this gitquarry needs "

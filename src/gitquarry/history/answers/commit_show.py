@@ -2,7 +2,9 @@
 and the whole diff read from git (not the index's 200-line cut), paged by diff line.
 
 The commit is named by its full hash or a unique prefix of at least ``MIN_PREFIX``
-characters, among indexed commits. Its diff is ``git show`` against the first parent (as
+characters, among indexed commits, or by a revision (``HEAD``, ``main``, ``v1.2``,
+``HEAD~3``) that ``git rev-parse`` resolves to the same indexed commit in every repository
+that has it. Its diff is ``git show`` against the first parent (as
 indexed), streamed: a page reads only the lines it returns plus a count of the rest (up to
 ``COUNT_LIMIT`` lines). Paging: ``diff_offset`` (0-based line) and ``next_diff_offset`` in
 the answer; a commit's diff never changes, so pages are stable. With ``max_tokens`` the whole
@@ -13,6 +15,7 @@ objects are missing) the index's stored diff is returned and ``diff_source`` say
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sqlite3
@@ -33,24 +36,86 @@ MAX_MESSAGE_CHARS = 20_000
 _HEX = re.compile(r"[0-9a-fA-F]{4,64}")
 
 
-def find_commit(conn: sqlite3.Connection, commit: str) -> sqlite3.Row:
-    """The ``git_commits`` row ``commit`` (a hash or unique prefix) names.
+#: the most repositories a revision name (``HEAD``, ``main``) is looked up in, one
+#: ``git rev-parse`` each; a larger workspace needs a hash
+MAX_REVISION_REPOSITORIES = 20
+_REVISION = re.compile(r"[^\s\x00-\x1f\x7f-]\S{0,254}")
 
-    :raises CommitNotFoundError: not hexadecimal, too short, unknown or ambiguous.
-    """
-    text = commit.strip() if isinstance(commit, str) else ""
-    if not _HEX.fullmatch(text):
-        raise CommitNotFoundError(
-            str(commit)[:80], f"give a commit hash or a prefix of at least {MIN_PREFIX} "
-            "hexadecimal characters")
-    text = text.lower()
-    rows = conn.execute(
+
+def _by_hash(conn: sqlite3.Connection, text: str) -> list[sqlite3.Row]:
+    return conn.execute(
         "SELECT * FROM git_commits WHERE hash >= ? AND hash < ? ORDER BY hash LIMIT 6",
         (text, text + "g"),
     ).fetchall()
+
+
+def _by_revision(conn: sqlite3.Connection, text: str) -> sqlite3.Row | None:
+    """The indexed commit the revision ``text`` (``HEAD``, ``main``, ``v1.2``, ``HEAD~3``)
+    names in the workspace's repositories, as ``git rev-parse`` resolves it in each (after
+    ``--end-of-options``; never an option); None when it names no commit in any of them.
+
+    :raises CommitNotFoundError: it names different commits in different repositories, or
+        the workspace has more than ``MAX_REVISION_REPOSITORIES`` repositories (give a hash),
+        or the commit it names is not indexed yet (``missing``).
+    """
+    from gitquarry.gitio.refs import head_commit
+
+    dirs = [Path(r[0]) for r in conn.execute(
+        "SELECT common_dir FROM repositories ORDER BY path LIMIT ?",
+        (MAX_REVISION_REPOSITORIES + 1,))]
+    if len(dirs) > MAX_REVISION_REPOSITORIES:
+        raise CommitNotFoundError(
+            text[:80], f"a revision name is looked up in at most {MAX_REVISION_REPOSITORIES} "
+            "repositories and this workspace has more: give a commit hash")
+    found: set[str] = set()
+    for git_dir in dirs:
+        if not git_dir.is_dir():
+            continue
+        with contextlib.suppress(GitquarryError):
+            commit = head_commit(git_dir, text)
+            if commit is not None:
+                found.add(commit)
+    if not found:
+        return None
+    if len(found) > 1:
+        shown = ", ".join(sorted(h[:12] for h in found)[:5])
+        raise CommitNotFoundError(
+            text[:80], f"the revision names different commits in different repositories "
+            f"({shown}): give a commit hash")
+    commit = found.pop()
+    rows = _by_hash(conn, commit)
+    if not rows or rows[0]["hash"] != commit:
+        raise CommitNotFoundError(
+            text[:80], f"it is commit {commit[:12]}, which is not indexed yet (run "
+            "`gitquarry index`)", missing=True)
+    return rows[0]
+
+
+def find_commit(conn: sqlite3.Connection, commit: str) -> sqlite3.Row:
+    """The ``git_commits`` row ``commit`` names: a hash or unique prefix (4+ hexadecimal
+    characters) of an indexed commit, else a revision (``HEAD``, a branch or tag,
+    ``HEAD~3``) of the workspace's repositories (:func:`_by_revision`).
+
+    :raises CommitNotFoundError: malformed, too short, unknown or ambiguous.
+    """
+    text = commit.strip() if isinstance(commit, str) else ""
+    if not _HEX.fullmatch(text):
+        row = _by_revision(conn, text) if _REVISION.fullmatch(text) else None
+        if row is not None:
+            return row
+        raise CommitNotFoundError(
+            str(commit)[:80], f"give a commit hash or a prefix of at least {MIN_PREFIX} "
+            "hexadecimal characters, or a revision (HEAD, a branch or tag) of an indexed "
+            "repository")
+    rows = _by_hash(conn, text.lower())
     if not rows:
-        raise CommitNotFoundError(text, "no indexed commit has this hash (run `gitquarry "
-                                  "index` if it is new)", missing=True)
+        # a branch or tag spelled in hexadecimal (``cafe``, ``deadbeef``) is still a revision
+        row = _by_revision(conn, text)
+        if row is not None:
+            return row
+        raise CommitNotFoundError(text.lower(), "no indexed commit has this hash (run "
+                                  "`gitquarry index` if it is new)", missing=True)
+    text = text.lower()
     if len(rows) > 1 and rows[0]["hash"] != text:
         shown = ", ".join(r["hash"][:12] for r in rows[:5])
         raise CommitNotFoundError(text, f"the prefix is ambiguous ({shown}…): give more "
