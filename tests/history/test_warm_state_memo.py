@@ -115,3 +115,53 @@ def test_a_state_change_by_another_connection_is_seen_on_the_next_query(
         assert folder.git_answers == len(merges) and folder.index_answers == 0
     finally:
         live.close()
+
+
+def test_a_walk_that_gives_up_is_not_walked_again_in_the_same_state(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clock skew makes the index's walk give up (``ASK_GIT``) on some merges: the memo
+    keeps that verdict for the state, so a second query asks git (whose answer ``_merged``
+    keeps) without walking again; the hosts equal a fresh folder's with the memo off."""
+    repo: GitRepo = make_repo()
+    _random_history(repo, 11, 140, skew=True)
+    indexer.run()
+    walks: list[Any] = []
+    real = generations.brought_in
+
+    def counted(*a: Any, **k: Any) -> Any:
+        found = real(*a, **k)
+        walks.append(found)
+        return found
+
+    monkeypatch.setattr(generations, "brought_in", counted)
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        position = {cid: n for n, (cid,) in enumerate(conn.execute(
+            "SELECT id FROM git_commits"))}
+
+        def fold() -> tuple[list[int | None], MergeFolder]:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                folder = MergeFolder(conn)
+                return [folder.host(m, merges[m], position) for m in merges], folder
+            finally:
+                conn.execute("ROLLBACK")
+
+        hosts, first = fold()
+        gave_up = sum(1 for w in walks if w == generations.ASK_GIT)
+        assert gave_up > 0 and first.git_answers == gave_up  # the history has such merges
+        assert len(walks) == len(merges)
+        again, second = fold()
+        assert again == hosts
+        assert len(walks) == len(merges)  # no walk at all: every verdict from the memo
+        assert second.git_answers == gave_up
+        assert second.index_answers == len(merges) - gave_up
+        monkeypatch.setattr(candidate_stream, "STATE_MEMO", False)
+        off, _ = fold()
+        assert off == hosts
+    finally:
+        live.close()

@@ -269,7 +269,9 @@ class _StateMemo:
     def __init__(self, conn: sqlite3.Connection, seen: tuple[int, int]) -> None:
         self.conn, self.seen = conn, seen
         self.generations: bool | None = None
-        self.brought: OrderedDict[tuple[str, ...], list[str] | None] = OrderedDict()
+        #: per merge (its parents): the index's answer, or ``generations.ASK_GIT`` where
+        #: the index cannot tell (git is asked, ``_merged`` keeps git's answer per process)
+        self.brought: OrderedDict[tuple[str, ...], list[str] | str | None] = OrderedDict()
         self.lines: OrderedDict[int, frozenset[str]] = OrderedDict()
 
 
@@ -392,11 +394,20 @@ class MergeFolder:
             key = parents  # the index's answer depends on the parents alone
             if memo is not None and key in memo.brought:
                 memo.brought.move_to_end(key)
-                self.index_answers += 1
                 kept = memo.brought[key]
-                return None if kept is None else list(kept)
-            found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows)
-            if found != ASK_GIT:
+                if not isinstance(kept, str):  # a list or None, not ASK_GIT
+                    self.index_answers += 1
+                    return None if kept is None else list(kept)
+                found: list[str] | str | None = ASK_GIT  # the walk gave up in this state
+            else:
+                found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows)
+                if found == ASK_GIT and memo is not None:
+                    # the walk's verdict is a function of the index state too: not walked
+                    # again on every query (~4 walks a warm MCP call on click), git asked
+                    memo.brought[key] = ASK_GIT
+                    while len(memo.brought) > _BROUGHT_STATE_MAX:
+                        memo.brought.popitem(last=False)
+            if not isinstance(found, str):  # the index answered (not ASK_GIT)
                 self.index_answers += 1
                 answer = None if found is None else list(found)
                 if memo is not None:
