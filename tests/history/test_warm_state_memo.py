@@ -165,3 +165,66 @@ def test_a_walk_that_gives_up_is_not_walked_again_in_the_same_state(
         assert off == hosts
     finally:
         live.close()
+
+
+def test_the_fold_answers_the_same_from_the_memo_with_copies_ranked_instead(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merges whose brought-in commits are ranked themselves or only through a copy (same
+    patch-id, ``git cherry-pick``), for every ranked subset in two orders: the hosts with
+    the per-state memo (its repositories per merge, brought-in rows and patch-id holders;
+    read twice, the second time from the memo) equal those with the memo off."""
+    import itertools
+
+    repo: GitRepo = make_repo()
+    repo.commit({"a.txt": "a\n"}, "root")
+    repo.branch("side")
+    picked = [repo.commit({f"s{i}.txt": f"{i}\n"}, f"side {i}") for i in range(3)]
+    repo.checkout("main")
+    copies = [repo.commit({"m.txt": "m\n"}, "main work")]
+    for h in picked[:2]:
+        repo.git("cherry-pick", "-x", h)
+        copies.append(repo.head())
+    repo.merge("side", message="merge side")
+    repo.branch("other")
+    repo.commit({"o.txt": "o\n"}, "other work")
+    repo.checkout("main")
+    repo.merge("other", message="merge other")
+    indexer.run()
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        ids = {str(h): int(i) for i, h in conn.execute("SELECT id, hash FROM git_commits")}
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        ranked_pool = [ids[h] for h in (*picked, *copies)]
+        positions = []
+        for k in range(1, len(ranked_pool) + 1):
+            for subset in itertools.combinations(ranked_pool, k):
+                for order in (subset, subset[::-1]):
+                    positions.append({cid: n for n, cid in enumerate(order)})
+
+        def hosts() -> list[int | None]:
+            out = []
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                for position in positions:
+                    folder = MergeFolder(conn)  # one per query, as a search makes
+                    out += [folder.host(m, merges[m], position) for m in merges]
+            finally:
+                conn.execute("ROLLBACK")
+            return out
+
+        monkeypatch.setattr(candidate_stream, "STATE_MEMO", False)
+        off = hosts()
+        monkeypatch.setattr(candidate_stream, "STATE_MEMO", True)
+        assert hosts() == off and hosts() == off
+        assert any(h is not None for h in off) and any(h is None for h in off)
+        # a merge folded although a commit it brought in is ranked only through its copy
+        per = len(merges)
+        unranked = {ids[h] for h in picked[:2]}
+        assert any(h is not None and not unranked <= set(position)
+                   for n, position in enumerate(positions)
+                   for h in off[n * per:(n + 1) * per])
+    finally:
+        live.close()

@@ -200,18 +200,32 @@ def candidates(
             )
 
 
-def _git_dir(conn: sqlite3.Connection, commit_id: int) -> tuple[int, Path] | None:
+def _git_dir(conn: sqlite3.Connection, commit_id: int,
+             memo: _StateMemo | None = None) -> tuple[int, Path] | None:
     """(repository id, git dir) of the first repository (by path) holding the commit, when
-    it is still on disk."""
-    for repo_id, common_dir in conn.execute(
-        "SELECT r.id, r.common_dir FROM repo_commits rc JOIN repositories r "
-        "ON r.id = rc.repo_id WHERE rc.commit_id = ? ORDER BY r.path",
-        (commit_id,),
-    ):
+    it is still on disk (asked of the disk every time; ``memo``: the index state's
+    repositories per commit, read once)."""
+    repos = memo.repos.get(commit_id) if memo is not None else None
+    if repos is None:
+        repos = [(int(r), str(d)) for r, d in conn.execute(
+            "SELECT r.id, r.common_dir FROM repo_commits rc JOIN repositories r "
+            "ON r.id = rc.repo_id WHERE rc.commit_id = ? ORDER BY r.path",
+            (commit_id,),
+        )]
+        if memo is not None:
+            _keep(memo.repos, commit_id, repos, _BROUGHT_STATE_MAX)
+    for repo_id, common_dir in repos:
         path = Path(common_dir)
         if path.is_dir():
-            return int(repo_id), path
+            return repo_id, path
     return None
+
+
+def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """``cache[key] = value``, the least recently used entries dropped past ``limit``."""
+    cache[key] = value
+    while len(cache) > limit:
+        cache.popitem(last=False)
 
 
 #: (git dir, merge parents) → the commits it brought in, for every query of the process: what
@@ -273,6 +287,13 @@ class _StateMemo:
         #: the index cannot tell (git is asked, ``_merged`` keeps git's answer per process)
         self.brought: OrderedDict[tuple[str, ...], list[str] | str | None] = OrderedDict()
         self.lines: OrderedDict[int, frozenset[str]] = OrderedDict()
+        #: per commit id: its repositories ``(id, common_dir)``, by path
+        self.repos: OrderedDict[int, list[tuple[int, str]]] = OrderedDict()
+        #: per brought-in list (hashes): its rows ``(id, is_merge, patch_id or None)``
+        self.rows: OrderedDict[tuple[str, ...], list[tuple[int, bool, str | None]]] = (
+            OrderedDict())
+        #: per patch-id: the ids of the commits holding it
+        self.patch_ids: OrderedDict[str, list[int]] = OrderedDict()
 
 
 _memo: _StateMemo | None = None
@@ -348,20 +369,28 @@ class MergeFolder:
               position: dict[int, int]) -> int | None:
         if len(parents) < 2:
             return None
+        memo = self._state()
         if merge_id not in self._brought:
-            where = _git_dir(self.conn, merge_id)
+            where = _git_dir(self.conn, merge_id, memo)
             self._brought[merge_id] = (
                 self._brought_in(where[1], tuple(parents)) if where is not None else None)
         brought = self._brought[merge_id]
         if not brought:
             return None
-        marks = ",".join("?" * len(brought))
-        rows = [
-            (int(i), bool(m), p or None) for i, m, p in self.conn.execute(
-                f"SELECT id, is_merge, patch_id FROM git_commits WHERE hash IN ({marks})",
-                brought,
-            )
-        ]
+        key = tuple(brought)
+        kept = memo.rows.get(key) if memo is not None else None
+        if kept is not None:
+            rows = kept
+        else:
+            marks = ",".join("?" * len(brought))
+            rows = [
+                (int(i), bool(m), p or None) for i, m, p in self.conn.execute(
+                    f"SELECT id, is_merge, patch_id FROM git_commits WHERE hash IN ({marks})",
+                    brought,
+                )
+            ]
+            if memo is not None:
+                _keep(memo.rows, key, rows, _BROUGHT_STATE_MAX)
         hosts = sorted((i for i, merge, _ in rows if not merge and i in position),
                        key=lambda i: position[i])
         if not hosts:
@@ -426,14 +455,27 @@ class MergeFolder:
             return False
         if not missing:
             return True
-        marks = ",".join("?" * len(missing))
-        found = {
-            p for i, p in self.conn.execute(
-                f"SELECT id, patch_id FROM git_commits WHERE patch_id IN ({marks})",
-                sorted(m for m in missing if m is not None),
-            ) if int(i) in position
-        }
-        return found >= missing
+        memo = self._state()
+        if memo is None:
+            marks = ",".join("?" * len(missing))
+            found = {
+                p for i, p in self.conn.execute(
+                    f"SELECT id, patch_id FROM git_commits WHERE patch_id IN ({marks})",
+                    sorted(m for m in missing if m is not None),
+                ) if int(i) in position
+            }
+            return found >= missing
+        todo = sorted(m for m in missing if m is not None and m not in memo.patch_ids)
+        if todo:
+            holders: dict[str, list[int]] = {p: [] for p in todo}
+            for i, p in self.conn.execute(
+                    f"SELECT id, patch_id FROM git_commits WHERE patch_id IN "
+                    f"({','.join('?' * len(todo))})", todo):
+                holders[p].append(int(i))
+            for p, ids in holders.items():
+                _keep(memo.patch_ids, p, ids, _BROUGHT_STATE_MAX)
+        return all(any(i in position for i in memo.patch_ids.get(p) or ())
+                   for p in missing if p is not None)
 
     def _changed_lines(self, ids: list[int]) -> dict[int, frozenset[str]]:
         memo = self._state()
