@@ -228,3 +228,42 @@ def test_the_fold_answers_the_same_from_the_memo_with_copies_ranked_instead(
                    for h in off[n * per:(n + 1) * per])
     finally:
         live.close()
+
+
+def test_a_long_lived_process_walks_further_with_the_same_hosts(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a long-lived process (``process_kind.mark_long_lived``) the fold's index walk may
+    pop ``LONG_LIVED_WALK_BUDGET`` commits instead of ``WALK_BUDGET``: merges of long
+    branches are answered by the index instead of git, and every host is the same."""
+    from gitquarry.embedding import process_kind
+
+    repo: GitRepo = make_repo()
+    _random_history(repo, 5, 40, long_branch=True, skew=False)
+    indexer.run()
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        position = {cid: n for n, (cid,) in enumerate(conn.execute(
+            "SELECT id FROM git_commits"))}
+
+        def fold() -> tuple[list[int | None], MergeFolder]:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                folder = MergeFolder(conn)
+                return [folder.host(m, merges[m], position) for m in merges], folder
+            finally:
+                conn.execute("ROLLBACK")
+
+        monkeypatch.setattr(process_kind, "_long_lived", False)
+        short, by_cli = fold()
+        candidate_stream._memo = None  # a new process's memo
+        monkeypatch.setattr(process_kind, "_long_lived", True)
+        long, by_server = fold()
+        assert long == short
+        assert by_server.git_answers < by_cli.git_answers  # the history has long walks
+        assert by_server.index_answers + by_server.git_answers == len(merges)
+    finally:
+        live.close()

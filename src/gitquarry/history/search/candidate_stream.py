@@ -418,9 +418,18 @@ class MergeFolder:
                 if memo is not None:
                     memo.generations = self._generations
         if self._generations:
-            from gitquarry.history.index.generations import ASK_GIT, brought_in
+            from gitquarry.embedding.process_kind import is_long_lived
+            from gitquarry.history.index.generations import (
+                ASK_GIT,
+                LONG_LIVED_WALK_BUDGET,
+                WALK_BUDGET,
+                brought_in,
+            )
 
             key = parents  # the index's answer depends on the parents alone
+            # with a memo in a long-lived process a walk is paid once per index state
+            budget = (LONG_LIVED_WALK_BUDGET if memo is not None and is_long_lived()
+                      else WALK_BUDGET)
             if memo is not None and key in memo.brought:
                 memo.brought.move_to_end(key)
                 kept = memo.brought[key]
@@ -429,7 +438,8 @@ class MergeFolder:
                     return None if kept is None else list(kept)
                 found: list[str] | str | None = ASK_GIT  # the walk gave up in this state
             else:
-                found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows)
+                found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows,
+                                   budget=budget)
                 if found == ASK_GIT and memo is not None:
                     # the walk's verdict is a function of the index state too: not walked
                     # again on every query (~4 walks a warm MCP call on click), git asked
