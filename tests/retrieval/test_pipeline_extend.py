@@ -78,3 +78,23 @@ def test_not_resumable_where_the_order_is_chosen_from_a_pool() -> None:
         assert extend_pipeline(first, 20) is None
     plain = run_pipeline(iter(_candidates(1, 40)), PipelineSettings(), top_n=5)
     assert extend_pipeline(plain, 20) is None
+
+
+def test_the_inline_jaccard_picks_the_loops_host() -> None:
+    """``pipeline._most_jaccard`` against ``_most_similar`` with ``similarity.jaccard``: the
+    same host (the first maximum: duplicate texts tie) and the same value, empty texts
+    included."""
+    from gitquarry.retrieval import pipeline
+    from gitquarry.retrieval.similarity import jaccard
+
+    rng = random.Random(8)
+    pool = ["", "fix", "fix the parser", *[" ".join(rng.choice(WORDS) for _ in range(
+        rng.randint(2, 8))) for _ in range(30)]]
+    for _ in range(400):
+        kept = [Candidate(key=i, score=1.0, text=rng.choice(pool))
+                for i in range(rng.randint(0, 12))]
+        c = Candidate(key=99, score=1.0, text=rng.choice(pool))
+        a = c.shingles
+        want = pipeline._most_similar(kept, lambda k, a=a: jaccard(a, k.shingles))
+        got = pipeline._most_jaccard(c, kept)
+        assert (got[0] is want[0]) and got[1] == want[1], (c.text, [k.text for k in kept])

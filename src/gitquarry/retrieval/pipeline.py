@@ -275,7 +275,7 @@ class _Filters(Generic[K]):
                 self.group_host.setdefault(c.group, None)
             return False
         if s.ngram_dedup_enabled:
-            host, sim = _most_similar(rivals, lambda k: jaccard(c.shingles, k.shingles))
+            host, sim = _most_jaccard(c, rivals)
             if host is not None and sim >= s.ngram_dedup_threshold - _EPS:
                 self._absorb(host, c, "ngram_dedup", sim)
                 return False
@@ -310,6 +310,29 @@ def _most_similar(
     best_sim = -1.0
     for k in kept:
         value = sim(k)
+        if value > best_sim:
+            best, best_sim = k, value
+    return best, best_sim
+
+
+def _most_jaccard(c: Candidate[K], kept: list[Candidate[K]]
+                  ) -> tuple[Candidate[K] | None, float]:
+    """``_most_similar(kept, lambda k: jaccard(c.shingles, k.shingles))``, inline: the same
+    arithmetic and the same first maximum, without two calls per rival (~1,300 rivals per
+    MCP search with a 50-deep ranking)."""
+    a = c.shingles
+    if not a:  # every similarity is 0.0: the first rival, as the loop would pick it
+        return (kept[0], 0.0) if kept else (None, -1.0)
+    size = len(a)
+    best: Candidate[K] | None = None
+    best_sim = -1.0
+    for k in kept:
+        b = k.shingles
+        if b:
+            shared = len(a & b)
+            value = shared / (size + len(b) - shared)
+        else:
+            value = 0.0
         if value > best_sim:
             best, best_sim = k, value
     return best, best_sim
