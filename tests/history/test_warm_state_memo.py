@@ -115,3 +115,155 @@ def test_a_state_change_by_another_connection_is_seen_on_the_next_query(
         assert folder.git_answers == len(merges) and folder.index_answers == 0
     finally:
         live.close()
+
+
+def test_a_walk_that_gives_up_is_not_walked_again_in_the_same_state(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Clock skew makes the index's walk give up (``ASK_GIT``) on some merges: the memo
+    keeps that verdict for the state, so a second query asks git (whose answer ``_merged``
+    keeps) without walking again; the hosts equal a fresh folder's with the memo off."""
+    repo: GitRepo = make_repo()
+    _random_history(repo, 11, 140, skew=True)
+    indexer.run()
+    walks: list[Any] = []
+    real = generations.brought_in
+
+    def counted(*a: Any, **k: Any) -> Any:
+        found = real(*a, **k)
+        walks.append(found)
+        return found
+
+    monkeypatch.setattr(generations, "brought_in", counted)
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        position = {cid: n for n, (cid,) in enumerate(conn.execute(
+            "SELECT id FROM git_commits"))}
+
+        def fold() -> tuple[list[int | None], MergeFolder]:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                folder = MergeFolder(conn)
+                return [folder.host(m, merges[m], position) for m in merges], folder
+            finally:
+                conn.execute("ROLLBACK")
+
+        hosts, first = fold()
+        gave_up = sum(1 for w in walks if w == generations.ASK_GIT)
+        assert gave_up > 0 and first.git_answers == gave_up  # the history has such merges
+        assert len(walks) == len(merges)
+        again, second = fold()
+        assert again == hosts
+        assert len(walks) == len(merges)  # no walk at all: every verdict from the memo
+        assert second.git_answers == gave_up
+        assert second.index_answers == len(merges) - gave_up
+        monkeypatch.setattr(candidate_stream, "STATE_MEMO", False)
+        off, _ = fold()
+        assert off == hosts
+    finally:
+        live.close()
+
+
+def test_the_fold_answers_the_same_from_the_memo_with_copies_ranked_instead(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merges whose brought-in commits are ranked themselves or only through a copy (same
+    patch-id, ``git cherry-pick``), for every ranked subset in two orders: the hosts with
+    the per-state memo (its repositories per merge, brought-in rows and patch-id holders;
+    read twice, the second time from the memo) equal those with the memo off."""
+    import itertools
+
+    repo: GitRepo = make_repo()
+    repo.commit({"a.txt": "a\n"}, "root")
+    repo.branch("side")
+    picked = [repo.commit({f"s{i}.txt": f"{i}\n"}, f"side {i}") for i in range(3)]
+    repo.checkout("main")
+    copies = [repo.commit({"m.txt": "m\n"}, "main work")]
+    for h in picked[:2]:
+        repo.git("cherry-pick", "-x", h)
+        copies.append(repo.head())
+    repo.merge("side", message="merge side")
+    repo.branch("other")
+    repo.commit({"o.txt": "o\n"}, "other work")
+    repo.checkout("main")
+    repo.merge("other", message="merge other")
+    indexer.run()
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        ids = {str(h): int(i) for i, h in conn.execute("SELECT id, hash FROM git_commits")}
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        ranked_pool = [ids[h] for h in (*picked, *copies)]
+        positions = []
+        for k in range(1, len(ranked_pool) + 1):
+            for subset in itertools.combinations(ranked_pool, k):
+                for order in (subset, subset[::-1]):
+                    positions.append({cid: n for n, cid in enumerate(order)})
+
+        def hosts() -> list[int | None]:
+            out = []
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                for position in positions:
+                    folder = MergeFolder(conn)  # one per query, as a search makes
+                    out += [folder.host(m, merges[m], position) for m in merges]
+            finally:
+                conn.execute("ROLLBACK")
+            return out
+
+        monkeypatch.setattr(candidate_stream, "STATE_MEMO", False)
+        off = hosts()
+        monkeypatch.setattr(candidate_stream, "STATE_MEMO", True)
+        assert hosts() == off and hosts() == off
+        assert any(h is not None for h in off) and any(h is None for h in off)
+        # a merge folded although a commit it brought in is ranked only through its copy
+        per = len(merges)
+        unranked = {ids[h] for h in picked[:2]}
+        assert any(h is not None and not unranked <= set(position)
+                   for n, position in enumerate(positions)
+                   for h in off[n * per:(n + 1) * per])
+    finally:
+        live.close()
+
+
+def test_a_long_lived_process_walks_further_with_the_same_hosts(
+        make_repo, indexer: Indexer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a long-lived process (``process_kind.mark_long_lived``) the fold's index walk may
+    pop ``LONG_LIVED_WALK_BUDGET`` commits instead of ``WALK_BUDGET``: merges of long
+    branches are answered by the index instead of git, and every host is the same."""
+    from gitquarry.embedding import process_kind
+
+    repo: GitRepo = make_repo()
+    _random_history(repo, 5, 40, long_branch=True, skew=False)
+    indexer.run()
+    live = open_store(indexer.db_path)
+    try:
+        conn = live.conn
+        merges = {int(i): str(p).split() for i, p in conn.execute(
+            "SELECT id, parents FROM git_commits WHERE is_merge = 1")}
+        position = {cid: n for n, (cid,) in enumerate(conn.execute(
+            "SELECT id FROM git_commits"))}
+
+        def fold() -> tuple[list[int | None], MergeFolder]:
+            conn.execute("BEGIN")
+            try:
+                conn.execute("SELECT count(*) FROM git_commits").fetchone()
+                folder = MergeFolder(conn)
+                return [folder.host(m, merges[m], position) for m in merges], folder
+            finally:
+                conn.execute("ROLLBACK")
+
+        monkeypatch.setattr(process_kind, "_long_lived", False)
+        short, by_cli = fold()
+        candidate_stream._memo = None  # a new process's memo
+        monkeypatch.setattr(process_kind, "_long_lived", True)
+        long, by_server = fold()
+        assert long == short
+        assert by_server.git_answers < by_cli.git_answers  # the history has long walks
+        assert by_server.index_answers + by_server.git_answers == len(merges)
+    finally:
+        live.close()

@@ -1,7 +1,10 @@
 """Issue 21 target 3: the ranking past the results (``ranking_depth``: what a cursor pins) is
 the same when its pipeline run replays the candidates the results' run read
-(``engine._ReplayedStream``) as when it builds them again, on a history with merges,
-cherry-picked copies and every filter kind, in every mode and with copies collapsed or not."""
+(``engine._ReplayedStream``) as when it builds them again, and when the results' own
+pipeline run reads on (``engine.RESUME``: ``retrieval.pipeline.extend_pipeline``), on a
+history with merges, cherry-picked copies and every filter kind, in every mode and with
+copies collapsed or not. The reference is the first way (REPLAY and RESUME off: a second
+pipeline run over candidates built again)."""
 
 from __future__ import annotations
 
@@ -41,11 +44,13 @@ def test_the_pinned_ranking_is_the_same_with_replayed_candidates(
             for extra in [*FILTERS, {"sort": "oldest"}]:
                 for top_n, depth in ((3, 50), (10, 40), (1, 12)):
                     answers = []
-                    for replay in (False, True):
+                    for replay, resume in ((False, False), (True, False), (True, True),
+                                           (False, True)):
                         monkeypatch.setattr(engine, "REPLAY", replay)
+                        monkeypatch.setattr(engine, "RESUME", resume)
                         answers.append(_ranking(searcher.search(
                             query, top_n=top_n, mode=mode, ranking_depth=depth, **extra)))
-                    assert answers[0] == answers[1], (query, extra, top_n)
+                    assert answers[1:] == [answers[0]] * 3, (query, extra, top_n)
                     replayed += bool(answers[1][1])
     finally:
         searcher.close()

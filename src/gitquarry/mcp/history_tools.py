@@ -22,6 +22,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
+from gitquarry.embedding.process_kind import settle_heap
 from gitquarry.errors import GitquarryError, InvalidArgumentError
 from gitquarry.history.answers.answers import MCP_DEFAULT_MAX_TOKENS, HistoryAnswers
 from gitquarry.history.search.searcher import HistorySearcher
@@ -219,6 +220,7 @@ def register(server: MCPServer, workspace: Workspace, searcher: HistorySearcher
                 # refused settings; answers.answer adds the read-only note itself
                 notes = [(w.code, w.message) for w in workspace.config.warnings]
                 data = answers.answer(request, extra_warnings=notes)
+                settle_heap()  # after the warm-up: the kept objects leave the cyclic GC
         except Exception as exc:  # typed errors, storage failures, or a bug: see mcp.errors
             raise as_tool_error(exc, searcher.workspace.db_path,
                                 lambda err: tool_message(err, arguments)) from exc

@@ -167,6 +167,8 @@ class PipelineOutcome(Generic[K]):
     steps: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     examined: int = 0
+    #: the filters of a resumable run (``extend_pipeline``), None otherwise
+    _filters: _Filters[K] | None = field(default=None, repr=False, compare=False)
 
     def explain(self, result: Candidate[K], label: Callable[[K], str] = str) -> dict[str, Any]:
         """What the pipeline did to one result, as JSON-ready data: its input rank, its
@@ -273,7 +275,7 @@ class _Filters(Generic[K]):
                 self.group_host.setdefault(c.group, None)
             return False
         if s.ngram_dedup_enabled:
-            host, sim = _most_similar(rivals, lambda k: jaccard(c.shingles, k.shingles))
+            host, sim = _most_jaccard(c, rivals)
             if host is not None and sim >= s.ngram_dedup_threshold - _EPS:
                 self._absorb(host, c, "ngram_dedup", sim)
                 return False
@@ -308,6 +310,29 @@ def _most_similar(
     best_sim = -1.0
     for k in kept:
         value = sim(k)
+        if value > best_sim:
+            best, best_sim = k, value
+    return best, best_sim
+
+
+def _most_jaccard(c: Candidate[K], kept: list[Candidate[K]]
+                  ) -> tuple[Candidate[K] | None, float]:
+    """``_most_similar(kept, lambda k: jaccard(c.shingles, k.shingles))``, inline: the same
+    arithmetic and the same first maximum, without two calls per rival (~1,300 rivals per
+    MCP search with a 50-deep ranking)."""
+    a = c.shingles
+    if not a:  # every similarity is 0.0: the first rival, as the loop would pick it
+        return (kept[0], 0.0) if kept else (None, -1.0)
+    size = len(a)
+    best: Candidate[K] | None = None
+    best_sim = -1.0
+    for k in kept:
+        b = k.shingles
+        if b:
+            shared = len(a & b)
+            value = shared / (size + len(b) - shared)
+        else:
+            value = 0.0
         if value > best_sim:
             best, best_sim = k, value
     return best, best_sim
@@ -348,6 +373,7 @@ def run_pipeline(
     reranker: Reranker | None = None,
     reranker_problem: tuple[str, str] | None = None,
     fold: Callable[[list[Candidate[K]]], dict[K, K]] | None = None,
+    resumable: bool = False,
 ) -> PipelineOutcome[K]:
     """Run the steps in the module docstring over ``candidates`` (ranked, best first) and
     return at most ``top_n`` results.
@@ -357,6 +383,8 @@ def run_pipeline(
     ``rerank_unavailable``. ``fold(window)`` returns ``{key: host key}`` for results of the
     current window to fold under another result of it; the window is then refilled.
     A reranker that raises is reported (``rerank_failed``) and the order kept.
+    ``resumable``: keep the filters so that ``extend_pipeline`` can read on (where the
+    settings allow it; the input iterator is then held by the outcome).
     """
     outcome: PipelineOutcome[K] = PipelineOutcome(results=[])
     source: Iterator[Candidate[K]] = iter(candidates)
@@ -432,7 +460,42 @@ def run_pipeline(
     outcome.results = window
     outcome.removed = filters.removed
     outcome.examined = filters.read
+    if (resumable and not settings.normalise and not settings.mmr_enabled
+            and not settings.rerank_enabled and fold is None):
+        # the results are the first ``top_n`` survivors in input order: a longer run over
+        # the same input is this run's filters reading on (``extend_pipeline``)
+        outcome.removed = list(filters.removed)
+        outcome._filters = filters
     return outcome
+
+
+def extend_pipeline(outcome: PipelineOutcome[K], top_n: int) -> PipelineOutcome[K] | None:
+    """What ``run_pipeline`` over the same input with a larger ``top_n`` returns, by
+    reading on where the run of ``outcome`` stopped (``run_pipeline(..., resumable=True)``,
+    without normalise, MMR, rerank or a fold hook: then steps 2-6 decide each candidate
+    from the candidates read before it alone, and the results are the first ``top_n``
+    survivors in input order, so a longer run reads the same candidates in the same order,
+    admits the same ones first and goes on). None when ``outcome`` cannot be extended (not
+    resumable, or already extended) or ``top_n`` is not larger than its results.
+
+    The returned outcome's first results are ``outcome``'s own candidate objects: what the
+    candidates read on are absorbed into is appended to their ``absorbed`` lists, as in the
+    longer run. Read everything needed from ``outcome`` first (its ``removed`` is its own
+    copy; ``results`` and ``examined`` keep its values)."""
+    filters = outcome._filters
+    if filters is None or top_n <= len(outcome.results):
+        return None
+    outcome._filters = None
+    longer: PipelineOutcome[K] = PipelineOutcome(
+        results=list(outcome.results), steps=list(outcome.steps),
+        warnings=list(outcome.warnings))
+    more = filters.take(top_n - len(outcome.results))
+    for c in more:
+        c.moves = []
+    longer.results.extend(more)
+    longer.removed = filters.removed
+    longer.examined = filters.read
+    return longer
 
 
 def _valid_folds(folds: dict[K, K], window: list[Candidate[K]]) -> dict[K, K]:

@@ -42,6 +42,12 @@ ASK_GIT = "ask-git"
 #: (measured: 96 made a git.git cold query walk ~65 ms CPU for merges it then left to git;
 #: 24 wastes at most ~1 ms per merge)
 WALK_BUDGET = 24
+#: the budget in a long-lived process (MCP server, daemon), where the search's per-state memo
+#: keeps each walk's answer or verdict, so a walk is paid once per index state, as git's
+#: answer is once per process: on click, 157 of 1,183 merges give up at 24 pops, 4 at 400,
+#: at 0.13 ms CPU per merge on average instead of 0.06 (a git process costs the server
+#: ~1–2 ms and itself a few ms more); measured 2026-12-02, s8-mcp, docs/performance.md
+LONG_LIVED_WALK_BUDGET = 400
 
 _FROM_FIRST = 1  # reached from the first parent (uninteresting, ``^P1``)
 _FROM_OTHER = 2  # reached from another parent
@@ -121,13 +127,15 @@ def _rows(conn: sqlite3.Connection, hashes: Sequence[str]) -> dict[str, Row]:
 
 
 def brought_in(conn: sqlite3.Connection, merge_parents: Sequence[str], *, limit: int,
-               rows: dict[str, Row] | None = None) -> list[str] | str | None:
+               rows: dict[str, Row] | None = None,
+               budget: int | None = None) -> list[str] | str | None:
     """The commits reachable from ``merge_parents[1:]`` and not from ``merge_parents[0]``
     (what ``gitio.ancestry.merged_commits`` asks git), from the index: a list (highest
     generation first), None when there are more than ``limit``, or :data:`ASK_GIT` when the
     walk reaches a commit that is not indexed, has no persisted generation, or has parents
     that are not all indexed, crosses a parent committed *after* its child (clock skew), or
-    pops more than :data:`WALK_BUDGET` commits.
+    pops more than ``budget`` commits (None: :data:`WALK_BUDGET`). The budget changes only
+    whether the index answers, never the answer.
     Only valid while :func:`current_generations` holds.
 
     Why skew is left to git: git's walk (``limit_list``) pops commits newest first and stops
@@ -168,9 +176,10 @@ def brought_in(conn: sqlite3.Connection, merge_parents: Sequence[str], *, limit:
         pending += flags[h] == _FROM_OTHER
     out: list[str] = []
     popped = 0
+    most = WALK_BUDGET if budget is None else budget
     while pending:
         popped += 1
-        if popped > WALK_BUDGET:
+        if popped > most:
             return ASK_GIT  # a long walk: git's own is cheaper
         _, h = heapq.heappop(heap)
         mark = flags[h]

@@ -200,18 +200,32 @@ def candidates(
             )
 
 
-def _git_dir(conn: sqlite3.Connection, commit_id: int) -> tuple[int, Path] | None:
+def _git_dir(conn: sqlite3.Connection, commit_id: int,
+             memo: _StateMemo | None = None) -> tuple[int, Path] | None:
     """(repository id, git dir) of the first repository (by path) holding the commit, when
-    it is still on disk."""
-    for repo_id, common_dir in conn.execute(
-        "SELECT r.id, r.common_dir FROM repo_commits rc JOIN repositories r "
-        "ON r.id = rc.repo_id WHERE rc.commit_id = ? ORDER BY r.path",
-        (commit_id,),
-    ):
+    it is still on disk (asked of the disk every time; ``memo``: the index state's
+    repositories per commit, read once)."""
+    repos = memo.repos.get(commit_id) if memo is not None else None
+    if repos is None:
+        repos = [(int(r), str(d)) for r, d in conn.execute(
+            "SELECT r.id, r.common_dir FROM repo_commits rc JOIN repositories r "
+            "ON r.id = rc.repo_id WHERE rc.commit_id = ? ORDER BY r.path",
+            (commit_id,),
+        )]
+        if memo is not None:
+            _keep(memo.repos, commit_id, repos, _BROUGHT_STATE_MAX)
+    for repo_id, common_dir in repos:
         path = Path(common_dir)
         if path.is_dir():
-            return int(repo_id), path
+            return repo_id, path
     return None
+
+
+def _keep(cache: OrderedDict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """``cache[key] = value``, the least recently used entries dropped past ``limit``."""
+    cache[key] = value
+    while len(cache) > limit:
+        cache.popitem(last=False)
 
 
 #: (git dir, merge parents) → the commits it brought in, for every query of the process: what
@@ -269,8 +283,17 @@ class _StateMemo:
     def __init__(self, conn: sqlite3.Connection, seen: tuple[int, int]) -> None:
         self.conn, self.seen = conn, seen
         self.generations: bool | None = None
-        self.brought: OrderedDict[tuple[str, ...], list[str] | None] = OrderedDict()
+        #: per merge (its parents): the index's answer, or ``generations.ASK_GIT`` where
+        #: the index cannot tell (git is asked, ``_merged`` keeps git's answer per process)
+        self.brought: OrderedDict[tuple[str, ...], list[str] | str | None] = OrderedDict()
         self.lines: OrderedDict[int, frozenset[str]] = OrderedDict()
+        #: per commit id: its repositories ``(id, common_dir)``, by path
+        self.repos: OrderedDict[int, list[tuple[int, str]]] = OrderedDict()
+        #: per brought-in list (hashes): its rows ``(id, is_merge, patch_id or None)``
+        self.rows: OrderedDict[tuple[str, ...], list[tuple[int, bool, str | None]]] = (
+            OrderedDict())
+        #: per patch-id: the ids of the commits holding it
+        self.patch_ids: OrderedDict[str, list[int]] = OrderedDict()
 
 
 _memo: _StateMemo | None = None
@@ -346,20 +369,28 @@ class MergeFolder:
               position: dict[int, int]) -> int | None:
         if len(parents) < 2:
             return None
+        memo = self._state()
         if merge_id not in self._brought:
-            where = _git_dir(self.conn, merge_id)
+            where = _git_dir(self.conn, merge_id, memo)
             self._brought[merge_id] = (
                 self._brought_in(where[1], tuple(parents)) if where is not None else None)
         brought = self._brought[merge_id]
         if not brought:
             return None
-        marks = ",".join("?" * len(brought))
-        rows = [
-            (int(i), bool(m), p or None) for i, m, p in self.conn.execute(
-                f"SELECT id, is_merge, patch_id FROM git_commits WHERE hash IN ({marks})",
-                brought,
-            )
-        ]
+        key = tuple(brought)
+        kept = memo.rows.get(key) if memo is not None else None
+        if kept is not None:
+            rows = kept
+        else:
+            marks = ",".join("?" * len(brought))
+            rows = [
+                (int(i), bool(m), p or None) for i, m, p in self.conn.execute(
+                    f"SELECT id, is_merge, patch_id FROM git_commits WHERE hash IN ({marks})",
+                    brought,
+                )
+            ]
+            if memo is not None:
+                _keep(memo.rows, key, rows, _BROUGHT_STATE_MAX)
         hosts = sorted((i for i, merge, _ in rows if not merge and i in position),
                        key=lambda i: position[i])
         if not hosts:
@@ -387,16 +418,35 @@ class MergeFolder:
                 if memo is not None:
                     memo.generations = self._generations
         if self._generations:
-            from gitquarry.history.index.generations import ASK_GIT, brought_in
+            from gitquarry.embedding.process_kind import is_long_lived
+            from gitquarry.history.index.generations import (
+                ASK_GIT,
+                LONG_LIVED_WALK_BUDGET,
+                WALK_BUDGET,
+                brought_in,
+            )
 
             key = parents  # the index's answer depends on the parents alone
+            # with a memo in a long-lived process a walk is paid once per index state
+            budget = (LONG_LIVED_WALK_BUDGET if memo is not None and is_long_lived()
+                      else WALK_BUDGET)
             if memo is not None and key in memo.brought:
                 memo.brought.move_to_end(key)
-                self.index_answers += 1
                 kept = memo.brought[key]
-                return None if kept is None else list(kept)
-            found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows)
-            if found != ASK_GIT:
+                if not isinstance(kept, str):  # a list or None, not ASK_GIT
+                    self.index_answers += 1
+                    return None if kept is None else list(kept)
+                found: list[str] | str | None = ASK_GIT  # the walk gave up in this state
+            else:
+                found = brought_in(self.conn, parents, limit=MAX_MERGED, rows=self._rows,
+                                   budget=budget)
+                if found == ASK_GIT and memo is not None:
+                    # the walk's verdict is a function of the index state too: not walked
+                    # again on every query (~4 walks a warm MCP call on click), git asked
+                    memo.brought[key] = ASK_GIT
+                    while len(memo.brought) > _BROUGHT_STATE_MAX:
+                        memo.brought.popitem(last=False)
+            if not isinstance(found, str):  # the index answered (not ASK_GIT)
                 self.index_answers += 1
                 answer = None if found is None else list(found)
                 if memo is not None:
@@ -415,14 +465,27 @@ class MergeFolder:
             return False
         if not missing:
             return True
-        marks = ",".join("?" * len(missing))
-        found = {
-            p for i, p in self.conn.execute(
-                f"SELECT id, patch_id FROM git_commits WHERE patch_id IN ({marks})",
-                sorted(m for m in missing if m is not None),
-            ) if int(i) in position
-        }
-        return found >= missing
+        memo = self._state()
+        if memo is None:
+            marks = ",".join("?" * len(missing))
+            found = {
+                p for i, p in self.conn.execute(
+                    f"SELECT id, patch_id FROM git_commits WHERE patch_id IN ({marks})",
+                    sorted(m for m in missing if m is not None),
+                ) if int(i) in position
+            }
+            return found >= missing
+        todo = sorted(m for m in missing if m is not None and m not in memo.patch_ids)
+        if todo:
+            holders: dict[str, list[int]] = {p: [] for p in todo}
+            for i, p in self.conn.execute(
+                    f"SELECT id, patch_id FROM git_commits WHERE patch_id IN "
+                    f"({','.join('?' * len(todo))})", todo):
+                holders[p].append(int(i))
+            for p, ids in holders.items():
+                _keep(memo.patch_ids, p, ids, _BROUGHT_STATE_MAX)
+        return all(any(i in position for i in memo.patch_ids.get(p) or ())
+                   for p in missing if p is not None)
 
     def _changed_lines(self, ids: list[int]) -> dict[int, frozenset[str]]:
         memo = self._state()

@@ -58,7 +58,13 @@ from gitquarry.retrieval.fusion import (
     rrf_fuse,
     rrf_fuse_partial,
 )
-from gitquarry.retrieval.pipeline import Candidate, PipelineSettings, Reranker, run_pipeline
+from gitquarry.retrieval.pipeline import (
+    Candidate,
+    PipelineSettings,
+    Reranker,
+    extend_pipeline,
+    run_pipeline,
+)
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.compression import inflate_text
@@ -353,6 +359,9 @@ class _Pass:
 
 #: whether ``_more`` replays the candidates the results' pipeline run read (tests compare)
 REPLAY = True
+#: whether ``_more`` reads on with the results' pipeline run (``extend_pipeline``) where the
+#: settings allow it, instead of a second run over the replayed stream (tests compare)
+RESUME = True
 
 
 class _ReplayedStream:
@@ -650,6 +659,7 @@ class _HistorySearch:
             iter(stream[2]),
             self.settings, top_n=top_n, query=self.query, reranker=self.engine.reranker,
             reranker_problem=self.engine.reranker_problem,
+            resumable=RESUME and self.ranking_depth > top_n,
         )
 
     def _facts(self, ranked: _Pass, c: Any, copied: dict[int, tuple[list[Any], int]],
@@ -686,12 +696,15 @@ class _HistorySearch:
             self.warnings.extend(_no_match_warnings(
                 conn, self.filters.after, self.filters.before,
                 self.narrowing.path if self.narrowing is not None else None))
+        summary = outcome.summary(label=label)
+        # last: ``_more`` may read on with the results' own pipeline run (extend_pipeline),
+        # which appends to the results' ``absorbed`` lists
+        more = self._more(ranked, label)
         return GitSearchResponse(
             results=results, query=self.query, total_commits_indexed=self.total,
             requested_mode=self.mode, effective_mode=ranked.effective,
             embedded_fraction=ranked.embedded_fraction, warnings=self.warnings,
-            pipeline=outcome.summary(label=label), more=self._more(ranked, label),
-            pickaxe=self.pickaxe,
+            pipeline=summary, more=more, pickaxe=self.pickaxe,
         )
 
     def _more(self, ranked: _Pass, label: Callable[[int], str]) -> list[RankedHit]:
@@ -699,9 +712,13 @@ class _HistorySearch:
         outcome = ranked.outcome
         if self.ranking_depth <= len(outcome.results):
             return []
-        longer = self._pipeline(ranked.scored, ranked.vectors_ns, self.ranking_depth)
         shown = {c.key for c in outcome.results}
         shown |= {a.key for c in outcome.results for a in c.absorbed}
+        # the results' own run read on (the same candidates, admitted in the same order as
+        # a new run over the replayed stream would), or that new run
+        longer = extend_pipeline(outcome, self.ranking_depth) if RESUME else None
+        if longer is None:
+            longer = self._pipeline(ranked.scored, ranked.vectors_ns, self.ranking_depth)
         later = [c for c in longer.results if c.key not in shown]
         found_later = copies(self.conn, longer, collapse=self.settings.collapse,
                              refs=self.engine.refs, keys={c.key for c in later})
