@@ -406,22 +406,24 @@ def gather_table_rows(model: Any, name: str = "word_embeddings") -> None:
 
 def unfuse_skip_layer_norm(model: Any) -> int:
     """Replace every ``SkipLayerNormalization`` of ``model`` (an ``onnx.ModelProto``, changed
-    in place) by ``Add(input, skip)``, ``Add(., bias)`` and an ONNX ``LayerNormalization``
+    in place) by ``Add(input, bias)``, ``Add(., skip)`` and an ONNX ``LayerNormalization``
     (opset 17) with the same gamma, beta and epsilon; return how many were replaced.
 
-    The same function in fp32 (``input + skip + bias``, then the row's layer norm), but ONNX
-    Runtime 1.32's CPU kernel of the fused operator costs ~5x the three standard ones here
-    (~260 vs ~45 us per 128 x 384 call, 12 calls per text: ~28 % of a 128-token commit
-    document's model time; docs/performance.md, s8-embed). ONNX Runtime does not fuse this
-    order back at load (its SkipLayerNormFusion matches ``Add(Add(x, bias), skip)``). The
-    vectors are not bitwise the fused graph's: the layer norm rounds differently in the last
-    bits (~2e-6) and the next dynamic activation quantisation can round some values to the
-    other int8 step, so the model id changes with it (``minilm.MODEL_ID``). Each replaced
-    node's three nodes take its place in the node list, the LayerNormalization keeps its name
-    (the rewrite is undone exactly by ``tests/embedding/test_skip_layer_norm.py``).
+    The same function in fp32, in the source graph's order (the linear layer's bias, then
+    the residual, then the layer norm), but ONNX Runtime 1.32's CPU kernel of the fused
+    operator costs ~5x the standard ones here (~260 vs ~45 us per 128 x 384 call, 12 calls
+    per text: ~28 % of a 128-token commit document's model time; docs/performance.md,
+    s8-embed). At load ONNX Runtime folds the bias ``Add`` into the ``DynamicQuantizeMatMul``
+    before it and would fuse the rest back into SkipLayerNormalization, which the runtime
+    turns off (``minilm.DISABLED_OPTIMIZERS``). The vectors are not bitwise the fused
+    graph's: the layer norm rounds differently in the last bits (~2e-6) and the next dynamic
+    activation quantisation can round some values to the other int8 step, so the model id
+    changes with it (``minilm.MODEL_ID``). Each replaced node's nodes take its place in the
+    node list and the LayerNormalization keeps its name (:func:`refuse_skip_layer_norm`
+    undoes the rewrite byte for byte).
 
     :raises ValueError: a SkipLayerNormalization with other than 3 to 5 inputs or outputs
-        beyond the first read by another node.
+        beyond the first read by another node, or an opset below 17.
     """
     from onnx import helper
 
@@ -432,28 +434,29 @@ def unfuse_skip_layer_norm(model: Any) -> int:
         if node.op_type != "SkipLayerNormalization":
             nodes.append(node)
             continue
-        inputs = [i for i in node.input]
+        inputs = list(node.input)
         if not 3 <= len(inputs) <= 5 or any(o and o in read for o in node.output[1:]):
             raise ValueError(f"{node.name}: not a plain SkipLayerNormalization")
         x, skip, gamma = inputs[:3]
         beta = inputs[3] if len(inputs) > 3 else ""
         bias = inputs[4] if len(inputs) > 4 else ""
-        epsilon = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-12)
-        total = f"{node.name}_skip_out"
-        nodes.append(helper.make_node("Add", [x, skip], [total], name=f"{node.name}_skip"))
         if bias:
-            nodes.append(helper.make_node("Add", [total, bias], [f"{node.name}_bias_out"],
+            nodes.append(helper.make_node("Add", [x, bias], [f"{node.name}_bias_out"],
                                           name=f"{node.name}_bias"))
-            total = f"{node.name}_bias_out"
-        nodes.append(helper.make_node("LayerNormalization",
-                                      [total, gamma, beta] if beta else [total, gamma],
-                                      [node.output[0]], name=node.name, axis=-1,
-                                      epsilon=epsilon))
+            x = f"{node.name}_bias_out"
+        nodes.append(helper.make_node("Add", [x, skip], [f"{node.name}_skip_out"],
+                                      name=f"{node.name}_skip"))
+        epsilon = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-12)
+        nodes.append(helper.make_node(
+            "LayerNormalization",
+            [f"{node.name}_skip_out", gamma, beta] if beta else [f"{node.name}_skip_out", gamma],
+            [node.output[0]], name=node.name, axis=-1, epsilon=epsilon))
         replaced += 1
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    if replaced and opset < 17:
+        raise ValueError(f"LayerNormalization needs opset 17, the graph has {opset}")
     del graph.node[:]
     graph.node.extend(nodes)
-    if replaced and next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx")) < 17:
-        raise ValueError("LayerNormalization needs opset 17")
     return replaced
 
 
@@ -474,7 +477,8 @@ def refuse_skip_layer_norm(model: Any) -> int:
             nodes.append(node)
             continue
         bias = by_name.get(f"{node.name}_bias")
-        inputs = [*skip.input, *node.input[1:]]
+        x = skip.input[0] if bias is None else bias.input[0]
+        inputs = [x, skip.input[1], *node.input[1:]]
         if bias is not None:
             inputs += ["", bias.input[1]] if len(inputs) == 3 else [bias.input[1]]
             drop.add(bias.name)
@@ -491,7 +495,13 @@ def refuse_skip_layer_norm(model: Any) -> int:
 # ----------------------------------------------------------------------------- quality
 
 
-def _session(path: Path, threads: int = 0) -> Any:
+#: what ``minilm.DISABLED_OPTIMIZERS`` turns off at run time (the quality gate measures the
+#: graph the runtime runs)
+RUNTIME_DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
+
+
+def _session(path: Path, threads: int = 0, *, runtime: bool = False) -> Any:
+    """An ``ORT_ENABLE_ALL`` session; ``runtime``: with the runtime's disabled optimizers."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -500,7 +510,9 @@ def _session(path: Path, threads: int = 0) -> Any:
     if threads:
         options.intra_op_num_threads = threads
     return ort.InferenceSession(str(path), sess_options=options,
-                                providers=["CPUExecutionProvider"])
+                                providers=["CPUExecutionProvider"],
+                                disabled_optimizers=RUNTIME_DISABLED_OPTIMIZERS if runtime
+                                else None)
 
 
 def embed(session: Any, tokenizer: Any, texts: list[str], batch: int = 16) -> np.ndarray:
@@ -609,7 +621,7 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
         tokenizer = load_tokenizer(tokenizer_json)
         texts = reference_texts(reference_docs)
         reference = embed(_session(fp32), tokenizer, texts)
-        candidate = embed(_session(int8), tokenizer, texts)
+        candidate = embed(_session(int8, runtime=True), tokenizer, texts)
         cosines = (reference * candidate).sum(axis=1)
         quality = {"documents": len(texts), "mean_cosine": round(float(cosines.mean()), 5),
                    "min_cosine": round(float(cosines.min()), 5)}
@@ -641,8 +653,9 @@ def build(out_dir: Path, *, cache: Path, op_types: list[str], reduce_range: bool
             "MatMulConstBOnly": True,
             "embedding_table": "int8, one scale per row; the rows of the input ids gathered, "
                                "then dequantised",
-            "skip_layer_norm": f"{unfused} SkipLayerNormalization replaced by Add, Add, "
-                               "LayerNormalization after quantisation",
+            "skip_layer_norm": f"{unfused} SkipLayerNormalization replaced by Add (bias), "
+                               "Add (residual), LayerNormalization after quantisation; "
+                               "SkipLayerNormFusion off at run time",
             "quantised_ops": {op: n for op, n in sorted(quant_counts.items())
                               if op in ("MatMulInteger", "DynamicQuantizeMatMul", "QAttention",
                                         "MatMul", "DynamicQuantizeLinear")},

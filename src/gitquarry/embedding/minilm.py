@@ -5,9 +5,10 @@ is sentence-transformers' all-MiniLM-L6-v2 (Apache-2.0) fused by ONNX Runtime's 
 optimiser (Attention, SkipLayerNormalization, BiasGelu, EmbedLayerNormalization) with its
 weight MatMuls and the attention input projections dynamically quantised to int8 (per-channel
 weights, uint8 activations quantised at run time), then each SkipLayerNormalization written
-back as ``Add``, ``Add``, ``LayerNormalization`` (ONNX Runtime 1.32's CPU kernel of the fused
-operator cost ~5x the three: 1.3x documents per CPU-second for the whole model,
-docs/performance.md, s8-embed); its word-embedding table is int8 with a
+back as ``Add`` (bias), ``Add`` (residual), ``LayerNormalization``, which the session keeps
+(:data:`DISABLED_OPTIMIZERS`; ONNX Runtime 1.32's CPU kernel of the fused operator cost ~5x
+the standard ones: ~1.3x documents per CPU-second for the whole model, docs/performance.md,
+s8-embed); its word-embedding table is int8 with a
 scale per row, and each run dequantises only the rows of its token ids (the graph gathers
 them first: the whole 30522 x 384 table was converted on every unoptimised run, ~64 % of a
 short query's model time, and folded at every optimised load, ~110 ms CPU; same vectors,
@@ -78,6 +79,12 @@ ALLOW_SPINNING: bool = False
 #: ``tests/embedding/test_quick_session.py`` checks texts of every length); a process that
 #: embeds more (indexing, the MCP server, the daemon) switches after these texts.
 QUICK_TEXTS: int = 4
+#: ONNX Runtime graph transformers the runtime turns off. ``SkipLayerNormFusion`` would fuse
+#: the shipped graph's Add, Add, LayerNormalization back into SkipLayerNormalization, whose
+#: CPU kernel (ONNX Runtime 1.32) costs ~5x the three: ~1.3x commits per CPU-second without
+#: it (docs/performance.md, s8-embed). The vectors are the same either way up to float
+#: rounding, but not bitwise: turning it on would change them.
+DISABLED_OPTIMIZERS: Final = ("SkipLayerNormFusion",)
 
 _MODEL_DIRNAME: Final = "minilm-l6-v2-int8"
 _SEP_TOKEN: Final = "[SEP]"
@@ -224,7 +231,8 @@ class Runtime:
             providers = ["CUDAExecutionProvider", "CPUExecutionProvider"]
         try:
             session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=providers
+                str(model_path), sess_options=options, providers=providers,
+                disabled_optimizers=list(DISABLED_OPTIMIZERS),
             )
         except Exception as exc:  # onnxruntime raises its own non-exported exception types
             raise EmbeddingModelUnavailableError(
