@@ -66,6 +66,7 @@ from gitquarry.history.index.report import (
     RepoReport,
     SkippedReport,
 )
+from gitquarry.retrieval.tokenize import index_diff_text
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.compression import compress_text
@@ -567,6 +568,14 @@ def _insert_commits(
     first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM git_commits").fetchone()[0])
     files_json = [json.dumps(commit.files, ensure_ascii=False) for commit in commits]
     texts = [commit.title_and_message() for commit in commits]  # one split per commit
+    # A diff copied from another commit of the batch (stream_batches' diff_keys) is the
+    # same str object: compressed and tokenised once. Keyed by id() only while ``commits``
+    # holds every one of those objects (this call).
+    diffs: dict[int, tuple[bytes | str, str]] = {}
+    for commit in commits:
+        if id(commit.delta) not in diffs:
+            diffs[id(commit.delta)] = (compress_text(commit.delta),
+                                       index_diff_text(commit.delta))
     conn.executemany(
         "INSERT INTO git_commits (id, hash, timestamp, author, committer, title, message, "
         "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge, complete, "
@@ -582,7 +591,7 @@ def _insert_commits(
                 texts[n][0],
                 texts[n][1],
                 files_json[n],
-                compress_text(commit.delta),
+                diffs[id(commit.delta)][0],
                 now,
                 commit.author_time,
                 " ".join(commit.parents),
@@ -599,7 +608,8 @@ def _insert_commits(
         COMMIT_FTS_VALUES_SQL,
         [
             (first + n, *fts_values(texts[n][0], texts[n][1], commit.author,
-                                    commit.committer, files_json[n], commit.delta))
+                                    commit.committer, files_json[n], commit.delta,
+                                    diff_text=diffs[id(commit.delta)][1]))
             for n, commit in enumerate(commits)
         ],
     )
