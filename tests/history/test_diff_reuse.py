@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gitquarry.gitio import log as gitlog
-from gitquarry.gitio.refs import diff_keys, rev_list_trees
+from gitquarry.gitio.refs import diff_keys, rev_list, rev_list_trees
 
 from . import reference_log
 from .conftest import BASE_TIME, GitRepo, Indexer
@@ -138,6 +138,21 @@ def test_copied_diffs_equal_what_git_prints(
     assert any(c["delta"] == "" for c in shown)
     if patch_ids:
         assert any(c["patch_id"] for c in shown)
+
+
+def test_rev_list_trees_lists_what_rev_list_lists(history: tuple[Path, GitRepo]) -> None:
+    _, repo = history
+    git_dir = repo.path / ".git"
+    tips = sorted(set(repo.git("for-each-ref", "--format=%(objectname)", "refs/heads").split()))
+    hashes, trees = rev_list_trees(git_dir, tips, [tips[0]])
+    assert hashes == rev_list(git_dir, tips, [tips[0]])
+    assert set(trees) == set(hashes)
+    for commit in hashes:
+        parent, tree = trees[commit]
+        assert tree == repo.tree(commit)
+        assert parent == (repo.git("rev-parse", f"{commit}^") if repo.git(
+            "rev-list", "--parents", "-1", commit).count(" ") else "")
+    assert rev_list_trees(git_dir, [], []) == ([], {})
 
 
 def test_a_key_that_ignores_the_parent_tree_is_caught(history: tuple[Path, GitRepo]) -> None:

@@ -284,13 +284,14 @@ def rev_list_trees(
     if not include:
         return [], {}
     stdin = "\n".join([*include, *(f"^{h}" for h in exclude)])
-    proc = run_git(git_dir, ["rev-list", "--stdin", "--no-commit-header", "--format=%H %T %P"],
+    # no --no-commit-header (Git 2.33): each commit's "commit <hash>" line is skipped
+    proc = run_git(git_dir, ["rev-list", "--stdin", "--format=%H %T %P"],
                    input_bytes=(stdin + "\n").encode("ascii"))
     hashes: list[str] = []
     trees: dict[str, tuple[str, str]] = {}
     for line in proc.stdout.decode("ascii").splitlines():
         parts = line.split()
-        if len(parts) < 2:
+        if len(parts) < 2 or parts[0] == "commit":
             continue
         hashes.append(parts[0])
         trees[parts[0]] = (parts[2] if len(parts) > 2 else "", parts[1])
