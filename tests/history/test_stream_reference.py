@@ -141,9 +141,10 @@ def test_stream_batches_equal_the_reference_commit_by_commit(
 
 def _reference_batches(
     git_dir: Path, batches: Sequence[Sequence[str]], *, delta_max_lines: int = 200,
-    mailmap: Path | None = None, patch_ids: bool = False,
+    mailmap: Path | None = None, patch_ids: bool = False, diff_keys: object = None,
 ) -> Iterator[list[gitlog.LogCommit]]:
-    """``stream_batches`` as the old indexer read: one reference ``stream_commits`` per batch."""
+    """``stream_batches`` as the old indexer read: one reference ``stream_commits`` per batch
+    (``diff_keys`` ignored: git diffs every commit)."""
     for batch in batches:
         yield [gitlog.LogCommit(**dataclasses.asdict(c)) for c in reference_log.stream_commits(
             git_dir, batch, delta_max_lines=delta_max_lines, mailmap=mailmap,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 import typer
 from typer.main import get_command
@@ -287,20 +288,29 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         _echo_err("Aborted.")
         sys.exit(130)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Exception) as exc:
+        fail_for(argv, exc)
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+def fail_for(argv: list[str] | None, exc: KeyboardInterrupt | Exception) -> NoReturn:
+    """What ``main`` does with an exception a command raised (other than Click's and
+    Typer's own): Ctrl-C, a typed error, a storage fault or a bug, each with its message and
+    exit code. Also used by ``cli.fast_index``, so its errors are exactly this path's.
+    Must be called while ``exc`` is being handled (a bug's traceback is printed from it)."""
+    if isinstance(exc, KeyboardInterrupt):
         _echo_err("Interrupted.")
         sys.exit(130)
-    except GitquarryError as exc:
+    if isinstance(exc, GitquarryError):
         _fail_with(argv, exc)
-    except Exception as exc:
-        from gitquarry.cli.pipes import end_if_stdout_closed
+    from gitquarry.cli.pipes import end_if_stdout_closed
 
-        end_if_stdout_closed(exc)  # `gitquarry show X | head`: ends as git does (cli.pipes)
-        typed = translate_storage_error(exc)  # corruption, disk full, permissions, I/O
-        if typed is None:  # a bug: say so plainly, traceback only on request
-            if os.environ.get("GITQUARRY_DEBUG"):
-                traceback.print_exc()
-            typed = InternalError(exc, f"internal error ({type(exc).__name__}: {exc}). "
-                                  "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it.")
-        _fail_with(argv, typed)
-    sys.exit(result if isinstance(result, int) else 0)
+    end_if_stdout_closed(exc)  # `gitquarry show X | head`: ends as git does (cli.pipes)
+    typed = translate_storage_error(exc)  # corruption, disk full, permissions, I/O
+    if typed is None:  # a bug: say so plainly, traceback only on request
+        if os.environ.get("GITQUARRY_DEBUG"):
+            traceback.print_exc()
+        typed = InternalError(exc, f"internal error ({type(exc).__name__}: {exc}). "
+                              "Re-run with GITQUARRY_DEBUG=1 for a traceback and report it.")
+    _fail_with(argv, typed)
+    sys.exit(1)  # not reached: _fail_with exits

@@ -13,47 +13,30 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
+from gitquarry.cli.console import (  # typer-free: cli.index_run prints with them
+    COLOR_MODES,
+    STYLE_HASH,  # noqa: F401  (re-exported)
+    STYLE_MARK,  # noqa: F401  (re-exported)
+    STYLE_TITLE,  # noqa: F401  (re-exported)
+    apply_color,
+    error,  # noqa: F401  (re-exported)
+    hint,  # noqa: F401  (re-exported)
+    note,  # noqa: F401  (re-exported)
+    open_workspace,  # noqa: F401  (re-exported)
+    out,  # noqa: F401  (re-exported)
+    stderr,  # noqa: F401  (re-exported)
+    stdout,
+    warn,  # noqa: F401  (re-exported)
+)
 from gitquarry.cli.plain import (  # typer-free: cli.fast prints with them too
     BIDI_CONTROLS,  # noqa: F401  (re-exported)
     print_json,  # noqa: F401  (re-exported)
     printable,
 )
 from gitquarry.cli.plain import JSON_CONTROL as _JSON_CONTROL
-from gitquarry.workspace import Workspace, resolve_workspace
-
-
-def _on_broken_pipe(self: Console) -> None:
-    """Rich's ``on_broken_pipe`` for every console of the process (ours and Typer's help
-    console, which Typer creates itself): a closed stdout pipe ends the process as git does
-    (``cli.pipes``); Rich's own exits 1 after pointing stdout at ``/dev/null``."""
-    from gitquarry.cli.pipes import end_for_closed_stdout, stdout_reader_gone
-
-    self.quiet = True
-    if stdout_reader_gone():
-        end_for_closed_stdout()
-    raise SystemExit(1)  # stderr's reader gone: Rich's exit
-
-
-Console.on_broken_pipe = _on_broken_pipe  # type: ignore[method-assign]
-
-
-#: human-readable output and results
-stdout = Console(highlight=False, soft_wrap=True, markup=False)
-#: progress bars, warnings and errors
-stderr = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
-
-#: ``--color`` values: ``auto`` colours a terminal unless ``NO_COLOR`` is set or
-#: ``TERM=dumb`` (Rich's own detection); ``always`` colours pipes too; ``never`` never does
-COLOR_MODES = ("auto", "always", "never")
-
-#: styles of the human output (plain text when colour is off)
-STYLE_HASH = "yellow"
-STYLE_TITLE = "bold"
-STYLE_MARK = "bold red"
 
 
 def set_color(mode: str) -> None:
@@ -63,17 +46,7 @@ def set_color(mode: str) -> None:
     if mode not in COLOR_MODES:
         raise typer.BadParameter(f"{mode!r} is not one of {', '.join(COLOR_MODES)}",
                                  param_hint="--color")
-    if mode == "auto" and os.environ.get("NO_COLOR", ""):
-        mode = "never"  # no-color.org: no colour, and here no bold or dim either
-    for console, on_stderr in ((stdout, False), (stderr, True)):
-        force = True if mode == "always" else None
-        no_color = True if mode == "never" else None
-        # re-run the constructor on the same object: every module imported it by name
-        console.__init__(  # type: ignore[misc]
-            stderr=on_stderr, highlight=False, soft_wrap=True, markup=False,
-            force_terminal=force, no_color=no_color,
-            color_system=None if mode == "never" else "auto",
-        )
+    apply_color(mode)
 
 
 def styled(*pieces: str | tuple[str, str]) -> Text:
@@ -154,17 +127,17 @@ def reflow_help(text: str | None) -> str | None:
     if not text:
         return text
     paragraphs = inspect.cleandoc(text).split("\n\n")
-    out = []
+    kept = []
     for paragraph in paragraphs:
         if paragraph.startswith("\b"):
-            out.append(paragraph)
+            kept.append(paragraph)
             continue
         lines = paragraph.split("\n")
         joined = lines[0]
         for line in lines[1:]:
             joined += ("\n" if line.startswith(("- ", "* ")) else " ") + line
-        out.append(joined)
-    return "\n\n".join(out)
+        kept.append(joined)
+    return "\n\n".join(kept)
 
 
 #: the narrowest help-text column (characters) worth keeping option names whole for
@@ -313,18 +286,6 @@ def typed_spelling(argument: str, args: list[str] | None = None) -> str:
     return used
 
 
-def open_workspace(
-    project: Path | None, *, for_search: bool = False, label: str = "--project"
-) -> Workspace:
-    """``resolve_workspace`` for a command, printing the configuration's warnings (refused
-    repository-owned settings) on stderr once. See ``gitquarry.workspace.resolve_workspace``
-    for the arguments and errors."""
-    workspace = resolve_workspace(project, for_search=for_search, label=label)
-    for warning in workspace.config.warnings:
-        warn(warning.message)
-    return workspace
-
-
 def print_json_error(code: str, message: str, exit_code: int) -> None:
     """An error under ``--json``: ``{"error": {"code", "message", "exit_code"}}`` on stdout
     (compact, one line), so a program parsing stdout sees the failure as well as the
@@ -335,35 +296,8 @@ def print_json_error(code: str, message: str, exit_code: int) -> None:
     sys.stdout.flush()
 
 
-def hint(line: str) -> None:
-    """A next-step hint on stderr (``hint: …``, dim), after a command that leaves the user
-    with something to do; never on stdout, so ``--json`` output stays one document."""
-    stderr.print(Text.assemble(("hint: ", "dim"), printable(line)))
-
-
 def count(n: int, one: str, many: str | None = None) -> str:
     """``1 node``, ``2 nodes``, ``2,000 commits`` (``many`` defaults to ``one + "s"``)."""
     return f"{n:,} {one if n == 1 else (many or one + 's')}"
 
 
-def out(line: str | Text = "") -> None:
-    """One line on stdout. A ``str`` is escaped with :func:`printable` (the one escaping
-    step for terminal output); a ``Text`` must be built from escaped pieces."""
-    stdout.print(line if isinstance(line, Text) else printable(line), markup=False,
-                 highlight=False)
-
-
-def note(line: str | Text) -> None:
-    """One line of progress or summary on stderr, escaped like :func:`out`."""
-    stderr.print(line if isinstance(line, Text) else printable(line), markup=False,
-                 highlight=False)
-
-
-def warn(message: str) -> None:
-    """``Warning: …`` on stderr; the message is never read as Rich markup."""
-    stderr.print(Text.assemble(("Warning: ", "yellow"), printable(message)))
-
-
-def error(message: str) -> None:
-    """``Error: …`` on stderr for a failure that does not end the command."""
-    stderr.print(Text.assemble(("Error: ", "red"), printable(message)))

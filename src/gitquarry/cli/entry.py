@@ -10,7 +10,7 @@ takes exactly ``gitquarry --version`` and prints what the Typer callback prints 
 codes stay Click's. ``history … --json`` is answered by ``cli.fast`` (the same library calls,
 no Typer, Rich or pydantic; through the daemon when one runs) when it understands the whole
 command line; it falls back here otherwise. ``repo-docs search … --json`` likewise by
-``cli.fast_docs``.
+``cli.fast_docs``; ``index`` by ``cli.fast_index`` (the same run without Typer).
 
 A ``history`` or ``repo-docs`` command line runs NumPy's BLAS on one thread
 (:func:`_one_blas_thread`, before NumPy loads, never over the user's setting), as the MCP
@@ -49,6 +49,10 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(0)
     if args[:1] and args[0] in _SEARCHING:
         _one_blas_thread()
+    if args[:1] == ["index"]:
+        from gitquarry.cli.fast_index import try_fast_index
+
+        try_fast_index(list(args))  # exits when it ran (index without Typer)
     from gitquarry.cli.fast import try_fast
 
     try_fast(list(args))  # exits when it answered (history --json)

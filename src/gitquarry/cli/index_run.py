@@ -12,7 +12,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from gitquarry.cli.common import error, note, out, print_json, warn
+from gitquarry.cli.console import error, note, out, warn
+from gitquarry.cli.plain import print_json
 from gitquarry.cli.progress import RichProgress
 from gitquarry.history.index.report import IndexingInterrupted, IndexReport, RepoReport
 from gitquarry.workspace import Workspace

@@ -28,7 +28,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from gitquarry.cli.common import printable, stderr
+from gitquarry.cli.console import stderr
+from gitquarry.cli.plain import printable
 from gitquarry.history.index.progress import EtaEstimator
 from gitquarry.percent import floor_percent
 

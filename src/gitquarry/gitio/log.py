@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import tempfile
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +52,11 @@ DELTA_MAX_BYTES = 256 * 1024
 #: changed paths kept per commit (``LogCommit.files``); the rest are counted in
 #: ``files_total``, so a commit touching a million files costs memory for 10,000 paths.
 FILES_MAX = 10_000
+#: ``(tree of the first parent, or "" for a root commit; the commit's tree)``: what the diff
+#: git prints for a commit depends on (``stream_batches(diff_keys=…)``)
+DiffKey = tuple[str, str]
+#: ``LogCommit.decode_errors`` entries that come from the diff, not the header
+_DIFF_ERRORS = ("path", "diff")
 
 
 @dataclass
@@ -648,6 +653,7 @@ def stream_batches(
     delta_max_lines: int = 200,
     mailmap: Path | None = None,
     patch_ids: bool = False,
+    diff_keys: Mapping[str, DiffKey] | None = None,
 ) -> Generator[list[LogCommit], None, None]:
     """Yield, per batch of ``batches`` (lists of hashes), its ``LogCommit``s in the order
     given (an empty batch gives ``[]``), all read by one ``git log`` process (plus one per
@@ -658,6 +664,15 @@ def stream_batches(
     a consumer can store batch ``n`` while git prints batch ``n + 1``. Other arguments as
     in ``stream_commits``; each commit is exactly what ``stream_commits`` gives for it.
 
+    ``diff_keys``: hash → ``(tree of its first parent, or "" for a root; its tree)``
+    (``refs.rev_list_trees``), for the commits where it is known. A commit whose key equals
+    an earlier commit's in ``batches`` is not diffed by git: what git would print for it is
+    a function of those two trees (and this run's options), so its ``files``, ``delta`` and
+    ``patch_id`` are copied from the earlier one and only its header is read (one
+    ``git log`` without diff options for all such commits). In flask that is 796 of 5,572
+    commits (mostly ``--no-ff`` merges of one-commit branches, whose first-parent diff is
+    the branch commit's). A commit whose source's diff was unavailable is read by git.
+
     :raises GitError: only if even the header of a commit cannot be read.
     :raises ValueError: git printed commits in another order than asked (a git bug).
     """
@@ -665,7 +680,12 @@ def stream_batches(
     ends: list[int] = []
     for batch in batches:
         ends.append((ends[-1] if ends else 0) + len(batch))
-    commits = _stream(git_dir, hashes, frozenset(ends), delta_max_lines, mailmap, patch_ids)
+    source_of = _diff_sources(hashes, diff_keys) if diff_keys else {}
+    commits = (
+        _stream_derived(git_dir, hashes, ends, source_of, delta_max_lines, mailmap, patch_ids)
+        if source_of else
+        _stream(git_dir, hashes, frozenset(ends), delta_max_lines, mailmap, patch_ids)
+    )
     try:
         start = 0
         for end in ends:
@@ -703,6 +723,125 @@ def _stream(
         i += done + 1
 
 
+def _diff_sources(hashes: Sequence[str], diff_keys: Mapping[str, DiffKey]) -> dict[int, int]:
+    """Position of each commit whose diff key an earlier position has → that position."""
+    first: dict[DiffKey, int] = {}
+    source_of: dict[int, int] = {}
+    for n, commit_hash in enumerate(hashes):
+        key = diff_keys.get(commit_hash)
+        if key is None:
+            continue
+        src = first.setdefault(key, n)
+        if src != n:
+            source_of[n] = src
+    return source_of
+
+
+def _stream_headers(
+    git_dir: Path, hashes: list[str], mailmap: Path | None
+) -> Generator[LogCommit, None, None]:
+    """The headers of ``hashes``, in order, from one ``git log`` without diff options
+    (``files``/``delta`` empty). A commit git cannot read is read alone by
+    ``_read_degraded``'s header path."""
+    i = 0
+    while i < len(hashes):
+        done = 0
+        failed = False
+        args = ["log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}",
+                *_LOG_OPTIONS, "-z"]
+        with tempfile.TemporaryFile() as err:
+            proc = popen_git(git_dir, args, mailmap=mailmap, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=err)
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write(("\n".join(hashes[i:]) + "\n").encode("ascii"))
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            parser = _Parser(1)
+            try:
+                while True:
+                    chunk = proc.stdout.read1(_READ_SIZE)  # type: ignore[attr-defined]
+                    if not chunk:
+                        break
+                    for commit in parser.feed(chunk):
+                        done += 1
+                        yield commit
+                rest = parser.finish()
+                failed = proc.wait() != 0
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                proc.stdout.close()
+        if not failed:
+            for commit in rest:
+                done += 1
+                yield commit
+            return
+        yield _read_header_alone(git_dir, hashes[i + done], mailmap)
+        i += done + 1
+
+
+def _derive(head: LogCommit, source: LogCommit) -> LogCommit:
+    """``head`` (a header from ``_stream_headers``) with the diff of ``source``, a commit of
+    the same first-parent and own trees: what git prints for ``head``'s diff."""
+    head.files = list(source.files)
+    head.files_total = source.files_total
+    head.delta = source.delta
+    head.delta_lines = source.delta_lines
+    head.decode_errors.extend(e for e in source.decode_errors if e in _DIFF_ERRORS)
+    head.patch_id = source.patch_id
+    return head
+
+
+def _stream_derived(
+    git_dir: Path, hashes: list[str], ends: list[int], source_of: dict[int, int],
+    max_lines: int, mailmap: Path | None, patch_ids: bool,
+) -> Generator[LogCommit, None, None]:
+    """``_stream`` of ``hashes`` where each position in ``source_of`` takes its diff from
+    the earlier position it names (``_derive``) instead of git's diff: git reads the other
+    commits with their diffs and those only by header, in a second process."""
+    read = [h for n, h in enumerate(hashes) if n not in source_of]
+    # a batch end, counted in the commits git diffs (a batch of copies only: a repeat)
+    counted: list[int] = []
+    seen = 0
+    for n in range(len(hashes)):
+        if n not in source_of:
+            seen += 1
+        counted.append(seen)
+    git_ends = {counted[end - 1] for end in ends if end > 0}
+    main = _stream(git_dir, read, frozenset(git_ends), max_lines, mailmap, patch_ids)
+    heads = _stream_headers(git_dir, [hashes[n] for n in sorted(source_of)], mailmap)
+    uses: dict[int, int] = {}
+    for used in source_of.values():
+        uses[used] = uses.get(used, 0) + 1
+    kept: dict[int, LogCommit] = {}
+    try:
+        for n, commit_hash in enumerate(hashes):
+            src = source_of.get(n)
+            if src is None:
+                commit = next(main)
+                if n in uses:
+                    kept[n] = commit
+                yield commit
+                continue
+            head = next(heads)
+            if head.hash != commit_hash:
+                raise ValueError(f"git log order mismatch: {head.hash} != {commit_hash}")
+            source = kept[src]
+            uses[src] -= 1
+            if not uses[src]:
+                del kept[src]
+            if source.complete and (source.patch_id is not None or not patch_ids):
+                yield _derive(head, source)
+            else:  # git could not diff the source (or hash its patch): ask git for this one
+                yield _read_degraded(git_dir, commit_hash, max_lines, "", mailmap, patch_ids)
+    finally:
+        main.close()
+        heads.close()
+
+
 def _read_degraded(
     git_dir: Path, commit_hash: str, max_lines: int, stderr: str, mailmap: Path | None,
     patch_ids: bool = False,
@@ -729,20 +868,28 @@ def _read_degraded(
                 log.warning("commit %s: diff unavailable (%s)", commit_hash, reason)
             return got
     # Even the header is unreadable (the commit's tree is gone): build the header alone.
-    proc = run_git(
-        git_dir,
-        ["log", "-1", "--no-walk", f"--format={_FORMAT}", *_LOG_OPTIONS, commit_hash],
-        mailmap=mailmap,
-    )
-    parser = _Parser(max_lines)
-    commits = [*parser.feed(proc.stdout), *parser.finish()]
-    commit = commits[0]
+    commit = _read_header_alone(git_dir, commit_hash, mailmap)
     reason = _first_fatal_line(stderr)
     commit.delta = _MISSING_NOTE.format(reason=reason)
     commit.delta_missing = True
     if patch_ids:
         commit.patch_id = ""
     return commit
+
+
+def _read_header_alone(git_dir: Path, commit_hash: str, mailmap: Path | None) -> LogCommit:
+    """One commit's header, no diff options at all (``files``/``delta`` empty).
+
+    :raises GitError: even the header cannot be read.
+    """
+    proc = run_git(
+        git_dir,
+        ["log", "-1", "--no-walk", f"--format={_FORMAT}", *_LOG_OPTIONS, commit_hash],
+        mailmap=mailmap,
+    )
+    parser = _Parser(1)
+    commits = [*parser.feed(proc.stdout), *parser.finish()]
+    return commits[0]
 
 
 def _first_fatal_line(stderr: str) -> str:

@@ -12,6 +12,7 @@ returned as a ``RefProblem``, never an exception: the other refs are still index
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -269,6 +270,50 @@ def rev_list(git_dir: Path, include: list[str], exclude: list[str]) -> list[str]
     stdin = "\n".join([*include, *(f"^{h}" for h in exclude)])
     proc = run_git(git_dir, ["rev-list", "--stdin"], input_bytes=(stdin + "\n").encode("ascii"))
     return proc.stdout.decode("ascii").split()
+
+
+def rev_list_trees(
+    git_dir: Path, include: list[str], exclude: list[str]
+) -> tuple[list[str], dict[str, tuple[str, str]]]:
+    """``rev_list`` and, from the same ``git rev-list`` process (it parses every commit
+    anyway: ~0.01 s more per 20,000 commits), each listed commit's tree and first parent:
+    (hashes in ``rev_list``'s order, hash → (first parent or "" for a root, tree)).
+
+    :raises GitError: a listed object is missing or git failed.
+    """
+    if not include:
+        return [], {}
+    stdin = "\n".join([*include, *(f"^{h}" for h in exclude)])
+    # no --no-commit-header (Git 2.33): each commit's "commit <hash>" line is skipped
+    proc = run_git(git_dir, ["rev-list", "--stdin", "--format=%H %T %P"],
+                   input_bytes=(stdin + "\n").encode("ascii"))
+    hashes: list[str] = []
+    trees: dict[str, tuple[str, str]] = {}
+    for line in proc.stdout.decode("ascii").splitlines():
+        parts = line.split()
+        if len(parts) < 2 or parts[0] == "commit":
+            continue
+        hashes.append(parts[0])
+        trees[parts[0]] = (parts[2] if len(parts) > 2 else "", parts[1])
+    return hashes, trees
+
+
+def diff_keys(
+    trees: dict[str, tuple[str, str]], skip: Collection[str] = ()
+) -> dict[str, tuple[str, str]]:
+    """hash → (tree of its first parent, or "" for a root; its tree), for each commit of
+    ``trees`` (``rev_list_trees``) whose first parent is a root or listed too, except
+    ``skip`` (shallow boundaries: git sees them as roots): ``log.stream_batches``'s
+    ``diff_keys``."""
+    keys: dict[str, tuple[str, str]] = {}
+    for commit, (parent, tree) in trees.items():
+        if commit in skip:
+            continue
+        if not parent:
+            keys[commit] = ("", tree)
+        elif parent in trees and parent not in skip:
+            keys[commit] = (trees[parent][1], tree)
+    return keys
 
 
 def shallow_commits(git_dir: Path) -> set[str]:

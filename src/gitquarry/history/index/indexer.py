@@ -38,10 +38,12 @@ from gitquarry.gitio.log import LogCommit, stream_batches
 from gitquarry.gitio.mailmap import NO_MAILMAP, load_mailmap
 from gitquarry.gitio.refs import (
     RefProblem,
+    diff_keys,
     existing_objects,
     read_refs,
     ref_bytes,
     rev_list,
+    rev_list_trees,
     shallow_commits,
 )
 from gitquarry.gitio.runner import display_path, environment_warnings
@@ -64,6 +66,7 @@ from gitquarry.history.index.report import (
     RepoReport,
     SkippedReport,
 )
+from gitquarry.retrieval.tokenize import index_diff_text
 from gitquarry.store import Store
 from gitquarry.store.capabilities import require_commit_fts
 from gitquarry.store.compression import compress_text
@@ -319,9 +322,11 @@ def index_repository(
         elif len(present_old) != len(old_tips) or not old_tips:
             reason = "rewritten"
     gone: list[str] = []
+    keys: dict[str, tuple[str, str]] = {}
     if reason is None:
         try:
-            to_add = rev_list(repo.git_dir, new_tips, present_old)
+            to_add, trees = rev_list_trees(repo.git_dir, new_tips, present_old)
+            keys = diff_keys(trees, shallow)
             if present_old:
                 gone = rev_list(repo.git_dir, present_old, new_tips) if new_tips else (
                     _all_members(conn, repo_id)
@@ -343,12 +348,14 @@ def index_repository(
                     missing = walked.missing.get(tip) or ["?"]
                     problems.append(_incomplete(ref, missing))
             new_map = {ref: tip for ref, tip in new_map.items() if tip not in broken_set}
+        keys = {}
         report.pruned_commits = _prune_unreachable(store, repo_id, to_add)
     elif gone:
         report.pruned_commits = _prune_hashes(store, repo_id, gone)
     report.problems = [_problem_report(p) for p in problems]
 
-    _read_and_store(store, repo, repo_id, config, to_add, shallow, mailmap.file, report, progress)
+    _read_and_store(store, repo, repo_id, config, to_add, shallow, mailmap.file, report, progress,
+                    keys)
     _backfill_patch_ids(store, repo, repo_id, mailmap.file, report, progress)
     applied = True
     if mailmap_changed:
@@ -452,9 +459,11 @@ def _read_and_store(
     mailmap: Path | None,
     report: RepoReport,
     progress: Progress,
+    keys: dict[str, tuple[str, str]] | None = None,
 ) -> None:
     """Read ``to_add`` from git (a prefetch thread one batch ahead) and store each batch in
-    one transaction: new commits inserted, incomplete stored copies completed, membership."""
+    one transaction: new commits inserted, incomplete stored copies completed, membership.
+    ``keys``: ``stream_batches``'s ``diff_keys`` (commits git need not diff twice)."""
     conn = store.conn
     progress.phase(f"commits {display_path(repo.path.name)}", len(to_add))
     path_ids: dict[str, int] = {}
@@ -466,7 +475,7 @@ def _read_and_store(
         # One git log process for every batch (stream_batches), not one per batch.
         batches = stream_batches(
             repo.git_dir, [to_read for _, to_read in plan], delta_max_lines=max_lines,
-            mailmap=mailmap, patch_ids=True,
+            mailmap=mailmap, patch_ids=True, diff_keys=keys,
         )
         try:
             for (batch_known, _), commits in zip(plan, batches, strict=True):
@@ -559,6 +568,14 @@ def _insert_commits(
     first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM git_commits").fetchone()[0])
     files_json = [json.dumps(commit.files, ensure_ascii=False) for commit in commits]
     texts = [commit.title_and_message() for commit in commits]  # one split per commit
+    # A diff copied from another commit of the batch (stream_batches' diff_keys) is the
+    # same str object: compressed and tokenised once. Keyed by id() only while ``commits``
+    # holds every one of those objects (this call).
+    diffs: dict[int, tuple[bytes | str, str]] = {}
+    for commit in commits:
+        if id(commit.delta) not in diffs:
+            diffs[id(commit.delta)] = (compress_text(commit.delta),
+                                       index_diff_text(commit.delta))
     conn.executemany(
         "INSERT INTO git_commits (id, hash, timestamp, author, committer, title, message, "
         "files_changed, delta_truncated, indexed_at, author_time, parents, is_merge, complete, "
@@ -574,7 +591,7 @@ def _insert_commits(
                 texts[n][0],
                 texts[n][1],
                 files_json[n],
-                compress_text(commit.delta),
+                diffs[id(commit.delta)][0],
                 now,
                 commit.author_time,
                 " ".join(commit.parents),
@@ -591,7 +608,8 @@ def _insert_commits(
         COMMIT_FTS_VALUES_SQL,
         [
             (first + n, *fts_values(texts[n][0], texts[n][1], commit.author,
-                                    commit.committer, files_json[n], commit.delta))
+                                    commit.committer, files_json[n], commit.delta,
+                                    diff_text=diffs[id(commit.delta)][1]))
             for n, commit in enumerate(commits)
         ],
     )

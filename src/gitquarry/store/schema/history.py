@@ -82,14 +82,16 @@ def _identity_text(identity: str | None) -> str:
 
 
 def fts_values(title: str | None, message: str | None, author: str | None,
-               committer: str | None, files_changed: str | None, diff: str | None
-               ) -> tuple[str, str, str, str, str, str]:
+               committer: str | None, files_changed: str | None, diff: str | None,
+               *, diff_text: str | None = None) -> tuple[str, str, str, str, str, str]:
     """The ``commit_fts`` values of one commit from its column texts (``diff``
     uncompressed): exactly what ``COMMIT_FTS_INSERT_SQL`` computes in SQL from the stored
     row (``index_text`` of each column, ``index_diff_text`` of the diff; identities' texts
-    kept in a bounded cache)."""
+    kept in a bounded cache). ``diff_text``: ``index_diff_text(diff)`` when the caller has
+    it already (a diff shared by several commits), used instead of computing it."""
     return (index_text(title), index_text(message), _identity_text(author),
-            _identity_text(committer), index_text(files_changed), index_diff_text(diff))
+            _identity_text(committer), index_text(files_changed),
+            index_diff_text(diff) if diff_text is None else diff_text)
 
 
 #: The contentless FTS5 index and the triggers that keep it current (where SQLite has FTS5).
