@@ -29,7 +29,9 @@ on. ``TOKENIZATION_VERSION`` names these rules; an index built under other rules
 
 from __future__ import annotations
 
+import codecs
 import sqlite3
+from bisect import bisect_right
 from functools import lru_cache
 
 from gitquarry._lazy import lazy_re
@@ -108,7 +110,12 @@ def _versions(text: str, found: dict[str, None]) -> None:
 
 def _ascii_tokens(text: str) -> set[str]:
     """The tokens of ASCII ``text`` that hold a case boundary."""
-    mapped = text.encode("ascii").translate(_ASCII_CLASSES)
+    return _mapped_tokens(text, text.encode("ascii").translate(_ASCII_CLASSES))
+
+
+def _mapped_tokens(text: str, mapped: bytes) -> set[str]:
+    """The tokens of ``text`` holding a case boundary, from ``mapped``: one class byte per
+    character of ``text`` (space for a character that is not a letter or digit)."""
     tokens: set[str] = set()
     for needle in _ASCII_BOUNDARIES:
         at = mapped.find(needle)
@@ -120,6 +127,53 @@ def _ascii_tokens(text: str) -> set[str]:
             tokens.add(text[start:end])
             at = mapped.find(needle, end)
     return tokens
+
+
+#: Latin-1 bytes to the classes of ``_ASCII_CLASSES``: ASCII as there; a byte above 127 is
+#: ``x`` (a letter or digit that is in no case boundary) when its character is alphanumeric,
+#: else space
+_LATIN1_CLASSES = _ASCII_CLASSES[:128] + bytes(
+    ord("x") if chr(i).isalnum() else ord(" ") for i in range(128, 256))
+#: what ``_wide_classes`` writes for a character above U+00FF: ``ª`` (class ``x``) for an
+#: alphanumeric one, no-break space (class space) for any other
+_WIDE_ALNUM, _WIDE_OTHER = b"\xaa", b"\xa0"
+_CLASS_ERRORS = "gitquarry-token-classes"
+#: ``_CJK_RANGES`` as code points: first, last + 1, first, ... (odd ``bisect_right``: CJK)
+_CJK_BOUNDS = tuple(
+    ord(_CJK_RANGES[i]) + (i % 3 == 2) for i in range(len(_CJK_RANGES)) if i % 3 != 1)
+
+
+class _HoldsCjk(Exception):
+    """A CJK character met while mapping text to classes (``_unicode_tokens`` answers)."""
+
+
+def _wide_classes(error: UnicodeError) -> tuple[bytes, int]:
+    """Latin-1 encoding error handler: one class byte per character the codec cannot
+    encode (all above U+00FF); raises ``_HoldsCjk`` at a CJK character."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    out = []
+    for c in error.object[error.start:error.end]:
+        if bisect_right(_CJK_BOUNDS, ord(c)) & 1:
+            raise _HoldsCjk
+        out.append(_WIDE_ALNUM if c.isalnum() else _WIDE_OTHER)
+    return b"".join(out), error.end
+
+
+codecs.register_error(_CLASS_ERRORS, _wide_classes)
+
+
+def _class_tokens(text: str) -> set[str] | None:
+    """The tokens of ``text`` that hold a case boundary, found as ``_ascii_tokens`` finds
+    them, on one class byte per character (``_LATIN1_CLASSES``, ``_wide_classes``); None
+    when ``text`` holds a CJK character. The same set as ``_unicode_tokens`` gives: case
+    boundaries are ASCII letters and digits only (``_BOUNDARY``), a token is a maximal run
+    of ``str.isalnum`` characters, and every class byte but space is alphanumeric."""
+    try:
+        mapped = text.encode("latin-1", _CLASS_ERRORS).translate(_LATIN1_CLASSES)
+    except _HoldsCjk:
+        return None
+    return _mapped_tokens(text, mapped)
 
 
 def _unicode_tokens(text: str) -> set[str]:
@@ -147,11 +201,14 @@ def expansions(text: str) -> list[str]:
     character (sorted, so the result does not depend on where they occur)."""
     found: dict[str, None] = {}
     _versions(text, found)
+    tokens: set[str] | None
     if text.isascii():
         # ASCII text without an upper-case letter has no case boundary
         tokens = set() if text.islower() else _ascii_tokens(text)
     else:
-        tokens = _unicode_tokens(text)
+        tokens = _class_tokens(text)
+        if tokens is None:  # CJK: the regex path
+            tokens = _unicode_tokens(text)
     for token in sorted(tokens):
         expanded = expand_token(token)
         if expanded != token:
