@@ -143,6 +143,10 @@ _CJK_BOUNDS = tuple(
     ord(_CJK_RANGES[i]) + (i % 3 == 2) for i in range(len(_CJK_RANGES)) if i % 3 != 1)
 
 
+#: ``_wide_classes``'s answers for short runs (a text repeats its dashes and quotes)
+_WIDE_RUNS: dict[str, bytes] = {}
+
+
 class _HoldsCjk(Exception):
     """A CJK character met while mapping text to classes (``_unicode_tokens`` answers)."""
 
@@ -152,12 +156,18 @@ def _wide_classes(error: UnicodeError) -> tuple[bytes, int]:
     encode (all above U+00FF); raises ``_HoldsCjk`` at a CJK character."""
     if not isinstance(error, UnicodeEncodeError):
         raise error
-    out = []
-    for c in error.object[error.start:error.end]:
-        if bisect_right(_CJK_BOUNDS, ord(c)) & 1:
-            raise _HoldsCjk
-        out.append(_WIDE_ALNUM if c.isalnum() else _WIDE_OTHER)
-    return b"".join(out), error.end
+    run = error.object[error.start:error.end]
+    mapped = _WIDE_RUNS.get(run)
+    if mapped is None:
+        out = []
+        for c in run:
+            if bisect_right(_CJK_BOUNDS, ord(c)) & 1:
+                raise _HoldsCjk
+            out.append(_WIDE_ALNUM if c.isalnum() else _WIDE_OTHER)
+        mapped = b"".join(out)
+        if len(_WIDE_RUNS) < 4096 and len(run) < 16:
+            _WIDE_RUNS[run] = mapped
+    return mapped, error.end
 
 
 codecs.register_error(_CLASS_ERRORS, _wide_classes)
