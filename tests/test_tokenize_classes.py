@@ -135,3 +135,24 @@ def test_checkout_docs_same_index_text() -> None:
     assert len(wide) > 100
     for text in wide:
         assert index_text(text) == reference_index_text(text)
+
+
+def reference_expand(token: str) -> str:
+    """Main's ``expand_token``: the CJK class searched in every token that is not ASCII."""
+    out = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", token)
+    if not out.isascii() and _CJK_CHAR.search(out):
+        out = " ".join(_CJK_CHAR.sub(r" \1 ", out).split())
+    return out
+
+
+def test_holds_cjk_and_expand_token_skip_the_class_below_its_first_character() -> None:
+    """``holds_cjk`` (and so ``expand_token``) answers text whose characters are all below
+    U+1100 without the CJK class: same answers on every code point and generated tokens."""
+    assert tokenize._CJK_FIRST == "\u1100" == chr(min(tokenize._CJK_BOUNDS))
+    for cp in (*range(0x80, 0x20000), *range(0x20000, 0x110000, 61)):
+        text = f"aB{chr(cp)}Cd"
+        assert tokenize.holds_cjk(text) == (_CJK_CHAR.search(text) is not None), hex(cp)
+    expand_token.cache_clear()
+    for text in generated(4000, 9, True):
+        for token in re.findall(r"[^\W_]+", text):
+            assert expand_token(token) == reference_expand(token), token

@@ -73,6 +73,7 @@ _VERSION_HINTS = (lazy_re(r"v\d+\.\d"), lazy_re(r"V\d+\.\d"))
 _VERSION_BODY = lazy_re(r"\d+(?:\.\d+)+")
 _CAMEL_SPLIT = lazy_re(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _CJK_CHAR = lazy_re("([" + _CJK_RANGES + "])")
+_CJK_FIRST = min(_CJK_RANGES.replace("-", ""))
 #: a query word's units: a ``v`` version (group 1) or a token
 _QUERY_UNIT = lazy_re(_TOKEN_START + r"[vV](\d+(?:\.\d+)+)|[^\W_]+")
 
@@ -86,14 +87,15 @@ def expand_token(token: str) -> str:
     returned unchanged. Cached: a code base repeats its identifiers.
     """
     out = _CAMEL_SPLIT.sub(" ", token)
-    if not out.isascii() and _CJK_CHAR.search(out):
+    if holds_cjk(out):
         out = " ".join(_CJK_CHAR.sub(r" \1 ", out).split())
     return out
 
 
 def holds_cjk(text: str) -> bool:
     """Whether ``text`` holds a CJK character (one that ``expand_token`` spaces out)."""
-    return not text.isascii() and _CJK_CHAR.search(text) is not None
+    # every CJK character is at or above U+1100: text below it never compiles the class
+    return not text.isascii() and max(text) >= _CJK_FIRST and _CJK_CHAR.search(text) is not None
 
 
 def _versions(text: str, found: dict[str, None]) -> None:
