@@ -13,6 +13,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from gitquarry.retrieval import tokenize
 from gitquarry.retrieval.tokenize import expand_token, index_text
 
@@ -76,21 +78,26 @@ def test_cjk_bounds_are_the_cjk_class() -> None:
         assert inside == (_CJK_CHAR.match(chr(cp)) is not None), hex(cp)
 
 
-def test_every_code_point_inside_and_beside_a_boundary() -> None:
+def test_every_code_point_inside_and_beside_a_boundary(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
     """Each code point above ASCII inside a token holding a case boundary (``aB?x``), before
     one (``?aB``) and alone: same tokens (CJK text takes the regex path, checked too). Every
 code point of the first two planes, every 61st above (CJK extensions, unassigned planes,
 private use)."""
     points = [chr(cp) for cp in (*range(0x80, 0x20000), *range(0x20000, 0x110000, 61))]
-    class_path = 0
+    texts = []
     for start in range(0, len(points), 2048):
         chunk = points[start:start + 2048]
-        for text in (" ".join(f"aB{c}x" for c in chunk), " ".join(f"{c}aB" for c in chunk),
-                     "".join(chunk), " ".join(f"x{c}Yz{c}HTTPServer" for c in chunk)):
-            got = expansion_tokens(text)
-            assert got == reference_tokens(text), (hex(ord(chunk[0])), text[:40])
-            class_path += tokenize._class_tokens(text) is not None
-    assert class_path > 150  # most of these texts took the class path
+        texts += [" ".join(f"aB{c}x" for c in chunk), " ".join(f"{c}aB" for c in chunk),
+                  "".join(chunk), " ".join(f"x{c}Yz{c}HTTPServer" for c in chunk)]
+    for text in texts:  # the cost rule sends most of these to the regex path
+        assert expansion_tokens(text) == reference_tokens(text), text[:40]
+    monkeypatch.setattr(tokenize, "_MOST_WIDE", 1 << 30)  # the class path for every one
+    class_path = 0
+    for text in texts:
+        assert expansion_tokens(text) == reference_tokens(text), text[:40]
+        class_path += tokenize._class_tokens(text) is not None
+    assert class_path > 150  # every text without CJK took the class path
 
 
 ALPHABET = [*"aZ09_ -.\n\tbB", "é", "ü", "ß", "Ä", "ª", "²", "¼", "µ", "×", "÷", "\xa0",
@@ -110,7 +117,12 @@ def generated(count: int, seed: int, with_cjk: bool) -> list[str]:
     return out
 
 
-def test_generated_text_same_tokens_and_index_text() -> None:
+@pytest.mark.parametrize("most_wide", [None, 1 << 30])
+def test_generated_text_same_tokens_and_index_text(monkeypatch: pytest.MonkeyPatch,
+                                                  most_wide: int | None) -> None:
+    """With the cost rule, and with every text without CJK sent to the class path."""
+    if most_wide is not None:
+        monkeypatch.setattr(tokenize, "_MOST_WIDE", most_wide)
     texts = generated(6000, 5, False) + generated(3000, 6, True)
     texts = [t for t in texts if not t.isascii()]
     assert len(texts) > 8000
@@ -119,7 +131,7 @@ def test_generated_text_same_tokens_and_index_text() -> None:
         assert expansion_tokens(text) == reference_tokens(text), repr(text)
         assert index_text(text) == reference_index_text(text), repr(text)
         class_path += tokenize._class_tokens(text) is not None
-    assert class_path > 5000
+    assert class_path > (5000 if most_wide else 500)
 
 
 def test_checkout_docs_same_index_text() -> None:

@@ -22,7 +22,8 @@ from .test_search_chunker_identity import WORDS, answers, checkout_docs, generat
 
 GERMAN = ["Abhängigkeiten", "Größe", "„Anfrage“", "Überprüfung", "straße", "FastAPI",
           "BaseModel", "HTTPException", "pydanticModel", "─│├", "Rückgabe–Wert", "naïveÉtude",
-          "配置Datei", "Ωmega", "v2.0.1", "äöüÄÖÜß", "überModel", "GrößeAPI", "ΩmegaClass"]
+          "配置Datei", "Ωmega", "v2.0.1", "äöüÄÖÜß", "überModel", "GrößeAPI", "ΩmegaClass",
+          "数据库配置", "データ・ベース", "请求体RequestBody", "Запрос", "ТелоЗапроса"]
 
 
 def german_docs(count: int, seed: int) -> dict[str, str]:

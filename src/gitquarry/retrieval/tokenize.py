@@ -73,6 +73,11 @@ _VERSION_HINTS = (lazy_re(r"v\d+\.\d"), lazy_re(r"V\d+\.\d"))
 _VERSION_BODY = lazy_re(r"\d+(?:\.\d+)+")
 _CAMEL_SPLIT = lazy_re(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _CJK_CHAR = lazy_re("([" + _CJK_RANGES + "])")
+#: a run of CJK characters (written ``[c][c]*``: ``re`` scans for a leading class at C speed,
+#: ``[c]+`` took 2.2x as long on Cyrillic text); ``[^\W_]*``: a run of ``str.isalnum``
+#: characters (maybe empty)
+_CJK_RUN = lazy_re("[" + _CJK_RANGES + "][" + _CJK_RANGES + "]*")
+_ALNUM_RUN = lazy_re(r"[^\W_]*")
 _CJK_FIRST = min(_CJK_RANGES.replace("-", ""))
 #: a query word's units: a ``v`` version (group 1) or a token
 _QUERY_UNIT = lazy_re(_TOKEN_START + r"[vV](\d+(?:\.\d+)+)|[^\W_]+")
@@ -88,7 +93,9 @@ def expand_token(token: str) -> str:
     """
     out = _CAMEL_SPLIT.sub(" ", token)
     if holds_cjk(out):
-        out = " ".join(_CJK_CHAR.sub(r" \1 ", out).split())
+        # (``" ".join(split)`` is ``sub(r" \1 ")``: the group is the one character matched,
+        # and a ``\1`` template costs a Python call per match)
+        out = " ".join(" ".join(_CJK_CHAR.split(out)).split())
     return out
 
 
@@ -145,6 +152,12 @@ _CJK_BOUNDS = tuple(
     ord(_CJK_RANGES[i]) + (i % 3 == 2) for i in range(len(_CJK_RANGES)) if i % 3 != 1)
 
 
+#: ``_class_tokens`` leaves text to the regex path when its first ``_HEAD_CHARS`` characters
+#: hold more above U+00FF than ``_MOST_WIDE`` plus their count shifted right by
+#: ``_WIDE_SHIFT`` (Cyrillic, Greek, CJK: one error-handler call per run of them costs more
+#: than the regex passes; measured on fastapi's translated docs, docs/performance.md,
+#: s8-docscold). A cost rule only: both paths give the same tokens.
+_HEAD_CHARS, _MOST_WIDE, _WIDE_SHIFT = 512, 2, 6
 #: ``_wide_classes``'s answers for short runs (a text repeats its dashes and quotes)
 _WIDE_RUNS: dict[str, bytes] = {}
 
@@ -180,18 +193,27 @@ def _class_tokens(text: str) -> set[str] | None:
     them, on one class byte per character (``_LATIN1_CLASSES``, ``_wide_classes``); None
     when ``text`` holds a CJK character. The same set as ``_unicode_tokens`` gives: case
     boundaries are ASCII letters and digits only (``_BOUNDARY``), a token is a maximal run
-    of ``str.isalnum`` characters, and every class byte but space is alphanumeric."""
+    of ``str.isalnum`` characters, and every class byte but space is alphanumeric. Also None
+    (the regex path answers) for text with many characters above U+00FF: a cost rule only."""
+    head = text[:_HEAD_CHARS]  # (how many characters are wider, at C speed)
+    if len(head) - len(head.encode("latin-1", "ignore")) > _MOST_WIDE + (
+            len(head) >> _WIDE_SHIFT):
+        return None  # one handler call per run would cost more than the regex path
     try:
-        mapped = text.encode("latin-1", _CLASS_ERRORS).translate(_LATIN1_CLASSES)
+        narrow = text.encode("latin-1", _CLASS_ERRORS)
     except _HoldsCjk:
         return None
-    return _mapped_tokens(text, mapped)
+    return _mapped_tokens(text, narrow.translate(_LATIN1_CLASSES))
 
 
 def _unicode_tokens(text: str) -> set[str]:
     """The tokens of ``text`` that hold a case boundary or a CJK character."""
     hits = [m.start() for m in _BOUNDARY.finditer(text)]
-    hits.extend(m.start() for m in _CJK_CHAR.finditer(text))
+    for m in _CJK_RUN.finditer(text):
+        if m.group().isalnum():  # one token holds the whole run: its first character stands
+            hits.append(m.start())
+        else:  # a CJK character that is no letter (``・``) splits it: every one a hit
+            hits.extend(range(m.start(), m.end()))
     tokens: set[str] = set()
     end = -1
     for at in sorted(hits):
@@ -200,9 +222,8 @@ def _unicode_tokens(text: str) -> set[str]:
         start = at
         while start > 0 and text[start - 1].isalnum():
             start -= 1
-        end = at
-        while end < len(text) and text[end].isalnum():
-            end += 1
+        run = _ALNUM_RUN.match(text, at)  # (always matches: it may be empty)
+        end = run.end() if run is not None else at
         tokens.add(text[start:end])
     return tokens
 
