@@ -1,9 +1,9 @@
-"""Full-text search answers are the same with ``index_text``'s class-byte path for text that
-is not ASCII as with the regex path it replaced (``tests/test_tokenize_classes.py``'s
+"""Full-text search answers are the same with ``index_text``'s one-pass path for text that
+is not ASCII as with the two-pass one it replaced (``tests/test_tokenize_unicode_path.py``'s
 reference, swapped in where the docs tables are filled: ``repo_docs.lexical``): every hit,
 path, range, heading path, snippet, score and order, over this checkout's docs, generated
-pages and German-style pages (umlauts, typographic quotes, box drawing, camelCase and CJK
-words), with an indexed revision set and without."""
+pages and German-style pages (umlauts, typographic quotes, box drawing, camelCase, Cyrillic
+and CJK words), with an indexed revision set and without."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.test_tokenize_classes import reference_index_text
+from tests.test_tokenize_unicode_path import reference_index_text
 
 from gitquarry.config import Config
 from gitquarry.repo_docs import lexical

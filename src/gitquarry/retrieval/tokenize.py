@@ -29,9 +29,7 @@ on. ``TOKENIZATION_VERSION`` names these rules; an index built under other rules
 
 from __future__ import annotations
 
-import codecs
 import sqlite3
-from bisect import bisect_right
 from functools import lru_cache
 
 from gitquarry._lazy import lazy_re
@@ -57,10 +55,6 @@ _CJK_RANGES = (
 )
 # A "token" is a run of letters and digits, as unicode61 sees it (``_`` separates).
 _TOKEN_START = r"(?<![^\W_])"
-#: an upper-case letter at a camel/Pascal case boundary (``eC`` in ``parseConfig``, ``PS`` in
-#: ``HTTPServer``); used for text that is not ASCII
-_BOUNDARY = lazy_re(  # (the rule; matched through ``_HITS``)
-    r"[A-Z](?<=[a-z0-9][A-Z])|[A-Z](?=[A-Z][a-z])")
 #: ASCII bytes to classes: lower-case letter ``a``, upper-case ``A``, digit ``d``, other
 #: (a token separator) space. Case boundaries are then found with ``bytes.find`` at C speed.
 _ASCII_CLASSES = bytes(
@@ -74,15 +68,17 @@ _VERSION_HINTS = (lazy_re(r"v\d+\.\d"), lazy_re(r"V\d+\.\d"))
 _VERSION_BODY = lazy_re(r"\d+(?:\.\d+)+")
 _CAMEL_SPLIT = lazy_re(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _CJK_CHAR = lazy_re("([" + _CJK_RANGES + "])")
-#: ``_BOUNDARY``'s letters and runs of CJK characters in one pass: a letter ``[A-Z]`` at a
-#: case boundary (the two look-arounds), or a CJK character and the CJK run it starts. One
-#: leading class, so ``re`` scans for it at C speed (``_BOUNDARY`` and a CJK pass apart cost
-#: 1.7x on Cyrillic text, ``[c]+`` 2.2x ``[c][c]*``). ``[^\W_]*``: a run of ``str.isalnum``
-#: characters (maybe empty)
+#: where ``_unicode_tokens`` looks (text that is not ASCII), in one pass: an upper-case letter
+#: at a camel/Pascal case boundary (``eC`` in ``parseConfig``, ``PS`` in ``HTTPServer``: the
+#: two look-arounds, as ``_CAMEL_SPLIT``), or a CJK character and the CJK run it starts. One
+#: leading class, so ``re`` scans for it at C speed (a boundary pass and a CJK pass apart
+#: cost 1.7x on Cyrillic text; ``[c]+`` 2.2x ``[c][c]*``). ``[^\W_]*``: a run of
+#: ``str.isalnum`` characters (maybe empty)
 _HITS = lazy_re(
     "[A-Z" + _CJK_RANGES + "](?:(?<=[a-z0-9][A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=["
     + _CJK_RANGES + "])[" + _CJK_RANGES + "]*)")
 _ALNUM_RUN = lazy_re(r"[^\W_]*")
+#: the lowest CJK character (U+1100)
 _CJK_FIRST = min(_CJK_RANGES.replace("-", ""))
 #: a query word's units: a ``v`` version (group 1) or a token
 _QUERY_UNIT = lazy_re(_TOKEN_START + r"[vV](\d+(?:\.\d+)+)|[^\W_]+")
@@ -124,12 +120,7 @@ def _versions(text: str, found: dict[str, None]) -> None:
 
 def _ascii_tokens(text: str) -> set[str]:
     """The tokens of ASCII ``text`` that hold a case boundary."""
-    return _mapped_tokens(text, text.encode("ascii").translate(_ASCII_CLASSES))
-
-
-def _mapped_tokens(text: str, mapped: bytes) -> set[str]:
-    """The tokens of ``text`` holding a case boundary, from ``mapped``: one class byte per
-    character of ``text`` (space for a character that is not a letter or digit)."""
+    mapped = text.encode("ascii").translate(_ASCII_CLASSES)
     tokens: set[str] = set()
     for needle in _ASCII_BOUNDARIES:
         at = mapped.find(needle)
@@ -141,74 +132,6 @@ def _mapped_tokens(text: str, mapped: bytes) -> set[str]:
             tokens.add(text[start:end])
             at = mapped.find(needle, end)
     return tokens
-
-
-#: Latin-1 bytes to the classes of ``_ASCII_CLASSES``: ASCII as there; a byte above 127 is
-#: ``x`` (a letter or digit that is in no case boundary) when its character is alphanumeric,
-#: else space
-_LATIN1_CLASSES = _ASCII_CLASSES[:128] + bytes(
-    ord("x") if chr(i).isalnum() else ord(" ") for i in range(128, 256))
-#: what ``_wide_classes`` writes for a character above U+00FF: ``ª`` (class ``x``) for an
-#: alphanumeric one, no-break space (class space) for any other
-_WIDE_ALNUM, _WIDE_OTHER = b"\xaa", b"\xa0"
-_CLASS_ERRORS = "gitquarry-token-classes"
-#: ``_CJK_RANGES`` as code points: first, last + 1, first, ... (odd ``bisect_right``: CJK)
-_CJK_BOUNDS = tuple(
-    ord(_CJK_RANGES[i]) + (i % 3 == 2) for i in range(len(_CJK_RANGES)) if i % 3 != 1)
-
-
-#: ``_class_tokens`` leaves text to the regex path when its first ``_HEAD_CHARS`` characters
-#: hold more above U+00FF than ``_MOST_WIDE`` plus their count shifted right by
-#: ``_WIDE_SHIFT`` (Cyrillic, Greek, CJK: one error-handler call per run of them costs more
-#: than the regex passes; measured on fastapi's translated docs, docs/performance.md,
-#: s8-docscold). A cost rule only: both paths give the same tokens.
-_HEAD_CHARS, _MOST_WIDE, _WIDE_SHIFT = 512, 2, 6
-#: ``_wide_classes``'s answers for short runs (a text repeats its dashes and quotes)
-_WIDE_RUNS: dict[str, bytes] = {}
-
-
-class _HoldsCjk(Exception):
-    """A CJK character met while mapping text to classes (``_unicode_tokens`` answers)."""
-
-
-def _wide_classes(error: UnicodeError) -> tuple[bytes, int]:
-    """Latin-1 encoding error handler: one class byte per character the codec cannot
-    encode (all above U+00FF); raises ``_HoldsCjk`` at a CJK character."""
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    run = error.object[error.start:error.end]
-    mapped = _WIDE_RUNS.get(run)
-    if mapped is None:
-        out = []
-        for c in run:
-            if bisect_right(_CJK_BOUNDS, ord(c)) & 1:
-                raise _HoldsCjk
-            out.append(_WIDE_ALNUM if c.isalnum() else _WIDE_OTHER)
-        mapped = b"".join(out)
-        if len(_WIDE_RUNS) < 4096 and len(run) < 16:
-            _WIDE_RUNS[run] = mapped
-    return mapped, error.end
-
-
-codecs.register_error(_CLASS_ERRORS, _wide_classes)
-
-
-def _class_tokens(text: str) -> set[str] | None:
-    """The tokens of ``text`` that hold a case boundary, found as ``_ascii_tokens`` finds
-    them, on one class byte per character (``_LATIN1_CLASSES``, ``_wide_classes``); None
-    when ``text`` holds a CJK character. The same set as ``_unicode_tokens`` gives: case
-    boundaries are ASCII letters and digits only (``_BOUNDARY``), a token is a maximal run
-    of ``str.isalnum`` characters, and every class byte but space is alphanumeric. Also None
-    (the regex path answers) for text with many characters above U+00FF: a cost rule only."""
-    head = text[:_HEAD_CHARS]  # (how many characters are wider, at C speed)
-    if len(head) - len(head.encode("latin-1", "ignore")) > _MOST_WIDE + (
-            len(head) >> _WIDE_SHIFT):
-        return None  # one handler call per run would cost more than the regex path
-    try:
-        narrow = text.encode("latin-1", _CLASS_ERRORS)
-    except _HoldsCjk:
-        return None
-    return _mapped_tokens(text, narrow.translate(_LATIN1_CLASSES))
 
 
 def _unicode_tokens(text: str) -> set[str]:
@@ -239,14 +162,11 @@ def expansions(text: str) -> list[str]:
     character (sorted, so the result does not depend on where they occur)."""
     found: dict[str, None] = {}
     _versions(text, found)
-    tokens: set[str] | None
     if text.isascii():
         # ASCII text without an upper-case letter has no case boundary
         tokens = set() if text.islower() else _ascii_tokens(text)
     else:
-        tokens = _class_tokens(text)
-        if tokens is None:  # CJK: the regex path
-            tokens = _unicode_tokens(text)
+        tokens = _unicode_tokens(text)
     for token in sorted(tokens):
         expanded = expand_token(token)
         if expanded != token:

@@ -1,10 +1,12 @@
-"""``retrieval.tokenize``'s class-byte path for text that is not ASCII (``_class_tokens``:
-Latin-1 bytes plus an error handler writing one class byte per wider character) finds the
-same tokens, and so ``index_text`` gives the same string, as the regex path it replaced
-(``_BOUNDARY`` and ``_CJK_CHAR`` hits widened by ``str.isalnum`` scans), kept here verbatim
-as the reference: on every code point, on generated text mixing the characters where the two
-could part (Latin-1 letters and signs, wide letters and digits, punctuation, CJK letters and
-CJK punctuation, surrogates, astral characters), and on this checkout's docs."""
+"""``retrieval.tokenize``'s path for text that is not ASCII (``_unicode_tokens``: case
+boundaries and CJK runs in one regex pass, ``_HITS``; token ends by one match) finds the same
+tokens, and ``index_text`` gives the same string, as the two-pass version it replaced (kept
+here verbatim as the reference: ``_BOUNDARY`` and ``_CJK_CHAR`` hits widened by
+``str.isalnum`` scans). Also ``expand_token``'s CJK spacing (``split``/``join`` for a ``\\1``
+template) and ``holds_cjk``'s shortcut below U+1100. Checked on every code point, on generated
+text mixing the characters where they could part (Latin-1 letters and signs, wide letters and
+digits, punctuation, CJK letters and CJK punctuation, surrogates, astral characters), and on
+this checkout's docs and sources."""
 
 from __future__ import annotations
 
@@ -12,8 +14,6 @@ import random
 import re
 import subprocess
 from pathlib import Path
-
-import pytest
 
 from gitquarry.retrieval import tokenize
 from gitquarry.retrieval.tokenize import expand_token, index_text
@@ -27,7 +27,7 @@ _CJK_CHAR = re.compile("([" + _CJK + "])")
 
 
 def reference_tokens(text: str) -> set[str]:
-    """Main's ``_unicode_tokens`` (before the class-byte path), verbatim."""
+    """Main's two-pass ``_unicode_tokens``, verbatim."""
     hits = [m.start() for m in _BOUNDARY.finditer(text)]
     hits.extend(m.start() for m in _CJK_CHAR.finditer(text))
     tokens: set[str] = set()
@@ -63,41 +63,18 @@ def reference_index_text(text: str | None) -> str:
     return text + "\n" + " ".join(extra) if extra else text
 
 
-def expansion_tokens(text: str) -> set[str]:
-    """What ``expansions`` widens for ``text`` that is not ASCII: the class path's tokens,
-    or (CJK in it) the regex path's."""
-    got = tokenize._class_tokens(text)
-    return tokenize._unicode_tokens(text) if got is None else got
-
-
-def test_cjk_bounds_are_the_cjk_class() -> None:
-    from bisect import bisect_right
-
-    for cp in range(0x80, 0x110000):
-        inside = bisect_right(tokenize._CJK_BOUNDS, cp) & 1 == 1
-        assert inside == (_CJK_CHAR.match(chr(cp)) is not None), hex(cp)
-
-
-def test_every_code_point_inside_and_beside_a_boundary(monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
+def test_every_code_point_inside_and_beside_a_boundary() -> None:
     """Each code point above ASCII inside a token holding a case boundary (``aB?x``), before
-    one (``?aB``) and alone: same tokens (CJK text takes the regex path, checked too). Every
-code point of the first two planes, every 61st above (CJK extensions, unassigned planes,
-private use)."""
+    one (``?aB``), alone, and between CJK letters: same tokens. Every code point of the first
+    two planes, every 61st above (CJK extensions, unassigned planes, private use)."""
     points = [chr(cp) for cp in (*range(0x80, 0x20000), *range(0x20000, 0x110000, 61))]
-    texts = []
     for start in range(0, len(points), 2048):
         chunk = points[start:start + 2048]
-        texts += [" ".join(f"aB{c}x" for c in chunk), " ".join(f"{c}aB" for c in chunk),
-                  "".join(chunk), " ".join(f"x{c}Yz{c}HTTPServer" for c in chunk)]
-    for text in texts:  # the cost rule sends most of these to the regex path
-        assert expansion_tokens(text) == reference_tokens(text), text[:40]
-    monkeypatch.setattr(tokenize, "_MOST_WIDE", 1 << 30)  # the class path for every one
-    class_path = 0
-    for text in texts:
-        assert expansion_tokens(text) == reference_tokens(text), text[:40]
-        class_path += tokenize._class_tokens(text) is not None
-    assert class_path > 150  # every text without CJK took the class path
+        for text in (" ".join(f"aB{c}x" for c in chunk), " ".join(f"{c}aB" for c in chunk),
+                     "".join(chunk), " ".join(f"x{c}Yz{c}HTTPServer" for c in chunk),
+                     " ".join(f"修{c}修aB{c}ア" for c in chunk)):
+            got = tokenize._unicode_tokens(text)
+            assert got == reference_tokens(text), text[:40]
 
 
 ALPHABET = [*"aZ09_ -.\n\tbB", "é", "ü", "ß", "Ä", "ª", "²", "¼", "µ", "×", "÷", "\xa0",
@@ -117,21 +94,13 @@ def generated(count: int, seed: int, with_cjk: bool) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("most_wide", [None, 1 << 30])
-def test_generated_text_same_tokens_and_index_text(monkeypatch: pytest.MonkeyPatch,
-                                                  most_wide: int | None) -> None:
-    """With the cost rule, and with every text without CJK sent to the class path."""
-    if most_wide is not None:
-        monkeypatch.setattr(tokenize, "_MOST_WIDE", most_wide)
+def test_generated_text_same_tokens_and_index_text() -> None:
     texts = generated(6000, 5, False) + generated(3000, 6, True)
     texts = [t for t in texts if not t.isascii()]
     assert len(texts) > 8000
-    class_path = 0
     for text in texts:
-        assert expansion_tokens(text) == reference_tokens(text), repr(text)
+        assert tokenize._unicode_tokens(text) == reference_tokens(text), repr(text)
         assert index_text(text) == reference_index_text(text), repr(text)
-        class_path += tokenize._class_tokens(text) is not None
-    assert class_path > (5000 if most_wide else 500)
 
 
 def test_checkout_docs_same_index_text() -> None:
@@ -160,7 +129,7 @@ def reference_expand(token: str) -> str:
 def test_holds_cjk_and_expand_token_skip_the_class_below_its_first_character() -> None:
     """``holds_cjk`` (and so ``expand_token``) answers text whose characters are all below
     U+1100 without the CJK class: same answers on every code point and generated tokens."""
-    assert tokenize._CJK_FIRST == "\u1100" == chr(min(tokenize._CJK_BOUNDS))
+    assert tokenize._CJK_FIRST == "\u1100"
     for cp in (*range(0x80, 0x20000), *range(0x20000, 0x110000, 61)):
         text = f"aB{chr(cp)}Cd"
         assert tokenize.holds_cjk(text) == (_CJK_CHAR.search(text) is not None), hex(cp)
