@@ -101,7 +101,8 @@ def expand_token(token: str) -> str:
 
 
 def holds_cjk(text: str) -> bool:
-    """Whether ``text`` holds a CJK character (one that ``expand_token`` spaces out)."""
+    """Whether ``text`` holds a CJK character (one that ``expand_token`` spaces out). Called
+    on tokens (``expand_token``, ``retrieval.highlight``): the U+1100 check walks the text."""
     # every CJK character is at or above U+1100: text below it never compiles the class
     return not text.isascii() and max(text) >= _CJK_FIRST and _CJK_CHAR.search(text) is not None
 
