@@ -8,11 +8,11 @@ The recipe of ``shared/PEERS.md`` (what a user without a search tool types): the
 content words (lower-cased words of letters, digits, ``_``, ``.`` and ``-``, minus the
 stop words of ``relevance/build_fixture.py``) each as ``--grep`` with ``-i --all-match
 --fixed-strings`` over ``--branches --remotes --tags``; when that AND finds nothing, the same
-words OR-ed (without ``--all-match``). ``after`` / ``before`` go to git as ``--since=@T`` /
-``--until=@T``, ``files_glob`` as the pathspec ``:(glob)G``. Git's order (newest first); the
-first ``k`` hashes are scored with :func:`eval_history.score_results` (a commit and the merge
-or cherry-pick recorded as ``a=b`` count as one answer). Messages only: git's ``--grep`` never
-reads diffs.
+words OR-ed (without ``--all-match``). ``after`` / ``before`` go to git as ``--since`` /
+``--until`` (UTC dates), ``files_glob`` as the pathspec ``:(glob)G``. Git's order (newest
+first); the first ``k`` hashes are scored with :func:`eval_history.score_results` (a commit
+and the merge or cherry-pick recorded as ``a=b`` count as one answer). Messages only: git's
+``--grep`` never reads diffs.
 
 Prints one JSON object: metrics by kind (the shape of ``eval_history``'s ``metrics``, under the
 mode name ``git-grep``), per-query ranks, whether the OR fallback was used, and CPU per query
@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,20 @@ def content_words(text: str) -> list[str]:
     return out
 
 
+def _git_date(seconds: int) -> str:
+    """A Unix time as a date git parses exactly (``@T`` is misread for small ``T``)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S +0000")
+
+
 def git_grep(repo: Path, q: Query, k: int) -> tuple[list[str], bool, float]:
     """(first ``k`` hashes git lists, whether the OR fallback ran, CPU seconds of git)."""
     words = content_words(q.query)
     base = ["git", "-C", str(repo), "log", "--branches", "--remotes", "--tags", "-i",
             "--fixed-strings", "--format=%H", *[f"--grep={w}" for w in words]]
     if q.after is not None:
-        base.append(f"--since=@{q.after}")
+        base.append(f"--since={_git_date(q.after)}")
     if q.before is not None:
-        base.append(f"--until=@{q.before}")
+        base.append(f"--until={_git_date(q.before)}")
     tail = ["--", f":(glob){q.files_glob}"] if q.files_glob else []
     cpu = 0.0
     fallback = False
