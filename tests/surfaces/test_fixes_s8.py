@@ -1,0 +1,63 @@
+"""Defects a colleague found in s8 (2026-12-02), each reproduced on a real repository and a
+real index, through the CLI and a real MCP client session:
+
+- MCP ``blame_search`` (and ``gitquarry blame``) with a ``..`` path segment said "not found",
+  while ``--path``/MCP ``path`` refuse one as a usage error: both now refuse it the same way
+  (``invalid_argument: path``, exit 2); a real on-disk path with ``..`` still works on the
+  command line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import CLI, fast_import, user_config, with_mcp_server
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, cli: CLI) -> Path:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / "ws"
+    fast_import(ws / "repo", [
+        (f"Parser change {i}", {f"src/mod{i % 3}.py": f"parser = {i}\n"}) for i in range(6)
+    ])
+    code, _, err = cli("index", str(ws), "-q")
+    assert code == 0, err
+    return ws
+
+
+DOTTED = ["../src/mod0.py", "src/../src/mod0.py", "..", "src/..", "src\\..\\mod0.py"]
+
+
+def test_blame_with_a_dot_dot_segment_is_a_usage_error_on_every_surface(
+        indexed: Path, cli: CLI, tmp_path: Path) -> None:
+    async def body(session: Any) -> dict[str, Any]:
+        out = {p: await session.call_tool("blame_search", {"path": p}) for p in DOTTED}
+        out["plain"] = await session.call_tool("blame_search", {"path": "src/mod0.py"})
+        out["missing"] = await session.call_tool("blame_search", {"path": "src/nope.py"})
+        return out
+
+    results, _ = with_mcp_server(indexed, body, tmp_path)
+    for p in DOTTED:
+        text = results[p].content[0].text
+        assert results[p].is_error, (p, text)
+        assert text.startswith(f"Error executing tool blame_search: invalid_argument: path: "
+                               f"{p!r} has a '..' segment, which no "
+                               "repository path holds"), (p, text)
+    assert not results["plain"].is_error, results["plain"].content[0].text
+    assert "path_not_found" in results["missing"].content[0].text  # still not found
+    for p in DOTTED:
+        code, out, err = cli("blame", p, "--no-pager", "--project", str(indexed))
+        assert code == 2, (p, out, err)
+        assert err.startswith(f"Error: PATH: {p!r} has a '..' segment"), (p, err)
+
+
+def test_blame_of_a_real_file_reached_through_dot_dot_still_works(
+        indexed: Path, cli: CLI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(indexed / "repo" / "src")
+    code, out, err = cli("blame", "../src/mod0.py", "--no-pager", "--project", str(indexed))
+    assert code == 0, (out, err)
+    assert out.startswith("src/mod0.py at "), out
