@@ -4,17 +4,21 @@ real index, through the CLI and a real MCP client session:
 - MCP ``blame_search`` (and ``gitquarry blame``) with a ``..`` path segment said "not found",
   while ``--path``/MCP ``path`` refuse one as a usage error: both now refuse it the same way
   (``invalid_argument: path``, exit 2); a real on-disk path with ``..`` still works on the
-  command line.
+  command line;
+- the MCP ``get_commit`` description said "full hash or a unique prefix" only, though it takes
+  revisions (``HEAD``, ``main``, tags, ``HEAD~1``) as ``gitquarry show`` does: the tool's and
+  its ``commit`` argument's descriptions say so, and what they promise works.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import CLI, fast_import, user_config, with_mcp_server
+from .conftest import CLI, fast_import, tool_json, user_config, with_mcp_server
 
 
 @pytest.fixture
@@ -61,3 +65,24 @@ def test_blame_of_a_real_file_reached_through_dot_dot_still_works(
     code, out, err = cli("blame", "../src/mod0.py", "--no-pager", "--project", str(indexed))
     assert code == 0, (out, err)
     assert out.startswith("src/mod0.py at "), out
+
+
+def test_get_commit_says_it_takes_revisions_and_does(
+        indexed: Path, cli: CLI, tmp_path: Path) -> None:
+    async def body(session: Any) -> dict[str, Any]:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        answers = {rev: await session.call_tool("get_commit", {"commit": rev})
+                   for rev in ("HEAD", "main", "HEAD~1")}
+        return {"tool": tools["get_commit"], **answers}
+
+    results, _ = with_mcp_server(indexed, body, tmp_path)
+    tool = results["tool"]
+    argument = tool.input_schema["properties"]["commit"]["description"]
+    for text in (tool.description, argument):
+        assert "revision" in text and "HEAD~1" in text and "main" in text, text
+    head, main, parent = (tool_json(results[r]) for r in ("HEAD", "main", "HEAD~1"))
+    code, out, err = cli("show", "HEAD~1", "--json", "--project", str(indexed))
+    assert code == 0, err
+    assert head["hash"] == main["hash"] != parent["hash"]
+    assert parent["hash"] == json.loads(out)["hash"]
+    assert parent["title"] == "Parser change 4"
