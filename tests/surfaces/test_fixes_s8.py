@@ -7,18 +7,23 @@ real index, through the CLI and a real MCP client session:
   command line;
 - the MCP ``get_commit`` description said "full hash or a unique prefix" only, though it takes
   revisions (``HEAD``, ``main``, tags, ``HEAD~1``) as ``gitquarry show`` does: the tool's and
-  its ``commit`` argument's descriptions say so, and what they promise works.
+  its ``commit`` argument's descriptions say so, and what they promise works;
+- ``gitquarry index`` of a directory holding no repository created ``.gitquarry/`` (an empty
+  index and its lock) there: with nothing to index and no index yet it writes nothing, on
+  the Typer path and the Typer-free one alike, and says what it said before.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import CLI, fast_import, tool_json, user_config, with_mcp_server
+from .conftest import CLI, fast_import, run_gitquarry, tool_json, user_config, with_mcp_server
 
 
 @pytest.fixture
@@ -86,3 +91,56 @@ def test_get_commit_says_it_takes_revisions_and_does(
     assert head["hash"] == main["hash"] != parent["hash"]
     assert parent["hash"] == json.loads(out)["hash"]
     assert parent["title"] == "Parser change 4"
+
+
+def _snapshot(directory: Path) -> dict[str, bytes | None]:
+    """Every path under ``directory`` (directories as None) and each file's bytes."""
+    return {str(p.relative_to(directory)): (p.read_bytes() if p.is_file() else None)
+            for p in sorted(directory.rglob("*"))}
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+@pytest.mark.parametrize("flags", [(), ("-q",), ("--json",)])
+def test_index_of_a_directory_without_repositories_writes_nothing(
+        tmp_path: Path, fast: str, flags: tuple[str, ...]) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    empty = tmp_path / "nothing here"
+    (empty / "notes" / ".hidden").mkdir(parents=True)
+    (empty / "notes" / "todo.txt").write_text("not a repository\n", encoding="utf-8")
+    before = _snapshot(empty)
+    env = {**os.environ, "GITQUARRY_FAST": fast}
+    done = run_gitquarry("index", str(empty), *flags, env=env, text=True)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert _snapshot(empty) == before  # no .gitquarry/, no index.db, no lock
+    if "--json" in flags:
+        data = json.loads(done.stdout)
+        assert data["repositories"] == [] and data["total_commits"] == 0, data
+    elif "-q" not in flags:
+        assert "Warning: no Git repositories found under" in done.stderr, done.stderr
+    # a repository appears: the next run indexes it as a first run would
+    fast_import(empty / "notes" / "repo", [("First", {"a.py": "a = 1\n"})])
+    done = run_gitquarry("index", str(empty), "-q", env=env, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (empty / ".gitquarry" / "index.db").is_file()
+
+
+def test_index_still_writes_when_there_is_a_graph_or_an_index(
+        tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    graph_only = tmp_path / "graph-only"
+    (graph_only / ".beadloom" / "_graph").mkdir(parents=True)
+    (graph_only / ".beadloom" / "_graph" / "g.yml").write_text(
+        "nodes:\n  - {ref_id: uploader, kind: service, summary: Uploads files}\n",
+        encoding="utf-8")
+    code, out, err = cli("index", str(graph_only))
+    assert code == 0, err
+    assert (graph_only / ".gitquarry" / "index.db").is_file()
+    assert "Graph: 1 node" in out, out
+    # an index whose only repository was deleted: the run records the removal
+    ws = tmp_path / "ws"
+    fast_import(ws / "repo", [("First", {"a.py": "a = 1\n"})])
+    assert cli("index", str(ws), "-q")[0] == 0
+    shutil.rmtree(ws / "repo")
+    code, out, err = cli("index", str(ws), "--json")
+    assert code == 0, err
+    assert [r["path"] for r in json.loads(out)["removed"]] == [str(ws / "repo")], out
