@@ -10,7 +10,10 @@ real index, through the CLI and a real MCP client session:
   its ``commit`` argument's descriptions say so, and what they promise works;
 - ``gitquarry index`` of a directory holding no repository created ``.gitquarry/`` (an empty
   index and its lock) there: with nothing to index and no index yet it writes nothing, on
-  the Typer path and the Typer-free one alike, and says what it said before.
+  the Typer path and the Typer-free one alike, and says what it said before;
+- (break-it pass) ``gitquarry index`` of a workspace whose directory name is not UTF-8 failed
+  with an internal error (the owner record encoded the path as UTF-8): it indexes, and
+  ``history`` answers there.
 """
 
 from __future__ import annotations
@@ -144,3 +147,19 @@ def test_index_still_writes_when_there_is_a_graph_or_an_index(
     code, out, err = cli("index", str(ws), "--json")
     assert code == 0, err
     assert [r["path"] for r in json.loads(out)["removed"]] == [str(ws / "repo")], out
+
+
+@pytest.mark.parametrize("fast", ["1", "0"])
+def test_index_of_a_workspace_with_a_non_utf8_name(tmp_path: Path, fast: str) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws = tmp_path / os.fsdecode(b"caf\xe9 ws")  # Latin-1, not UTF-8
+    fast_import(ws / "repo", [("Parser change", {"a.py": "a = 1\n"})])
+    env = {**os.environ, "GITQUARRY_FAST": fast}
+    done = run_gitquarry("index", str(ws), env=env)
+    assert done.returncode == 0, done.stderr
+    assert b"internal error" not in done.stderr
+    assert b"Indexed 1 new commit" in done.stdout, done.stdout
+    assert (ws / ".gitquarry" / "index.db").is_file()
+    found = run_gitquarry("history", "parser", "--json", "--project", str(ws), env=env)
+    assert found.returncode == 0, found.stderr
+    assert [r["title"] for r in json.loads(found.stdout)["results"]] == ["Parser change"]
