@@ -13,7 +13,10 @@ real index, through the CLI and a real MCP client session:
   the Typer path and the Typer-free one alike, and says what it said before;
 - (break-it pass) ``gitquarry index`` of a workspace whose directory name is not UTF-8 failed
   with an internal error (the owner record encoded the path as UTF-8): it indexes, and
-  ``history`` answers there.
+  ``history`` answers there;
+- (break-it pass) ``gitquarry show``/MCP ``get_commit`` with bad revisions: each a typed
+  ``commit_not_found`` (usage, exit 2, or not found, exit 3), never an option reaching git;
+  a revision-shaped name that resolves nowhere says so (it used to read as malformed).
 """
 
 from __future__ import annotations
@@ -163,3 +166,53 @@ def test_index_of_a_workspace_with_a_non_utf8_name(tmp_path: Path, fast: str) ->
     found = run_gitquarry("history", "parser", "--json", "--project", str(ws), env=env)
     assert found.returncode == 0, found.stderr
     assert [r["title"] for r in json.loads(found.stdout)["results"]] == ["Parser change"]
+
+
+def _ambiguous_workspace(root: Path) -> tuple[Path, str, str, str]:
+    """A repository of 600 commits (fixed identities and dates: fixed hashes) → (workspace,
+    a 4-character prefix two commits share, a blob id, a tree id)."""
+    repo = fast_import(root / "repo", [(f"Change {i}", {"a.py": f"a = {i}\n"})
+                                       for i in range(600)])
+    hashes = repo.git("rev-list", "--all").split()
+    seen: dict[str, str] = {}
+    prefix = next(h[:4] for h in hashes if seen.setdefault(h[:4], h) != h)
+    blob = repo.git("rev-parse", "HEAD:a.py").strip()
+    tree = repo.git("rev-parse", "HEAD^{tree}").strip()
+    return root, prefix, blob, tree
+
+
+def test_show_with_bad_revisions_gives_typed_errors_and_passes_no_option_to_git(
+        tmp_path: Path, cli: CLI) -> None:
+    user_config('[embedding]\nprovider = "none"\n')
+    ws, prefix, blob, tree = _ambiguous_workspace(tmp_path / "ws")
+    assert cli("index", str(ws), "-q")[0] == 0
+    marker = tmp_path / "git-ran-an-option"
+    option = f"--upload-pack=touch {marker}"
+    cases = {  # commit → (exit code, words of the message)
+        "HEAD~999999": (2, "no indexed repository has a commit by this name"),
+        option: (2, "give a commit hash"),
+        "-n": (2, "give a commit hash"),
+        "--output=" + str(marker): (2, "give a commit hash"),
+        blob: (3, "no indexed commit has this hash"),
+        tree: (3, "no indexed commit has this hash"),
+        blob[:8]: (3, "no indexed commit has this hash"),
+        "HEAD:a.py": (2, "no indexed repository has a commit by this name"),
+        "HEAD^{tree}": (2, "no indexed repository has a commit by this name"),
+        prefix: (2, "the prefix is ambiguous"),
+    }
+    for commit, (code, words) in cases.items():
+        got, out, err = cli("show", "--json", "--no-pager", "--project", str(ws), "--", commit)
+        assert got == code, (commit, out, err)
+        error = json.loads(out)["error"]
+        assert error["code"] == "commit_not_found" and words in error["message"], (commit, err)
+
+    async def body(session: Any) -> dict[str, Any]:
+        return {c: await session.call_tool("get_commit", {"commit": c}) for c in cases}
+
+    results, _ = with_mcp_server(ws, body, tmp_path)
+    for commit, (_, words) in cases.items():
+        text = results[commit].content[0].text
+        assert results[commit].is_error and "commit_not_found: " in text, (commit, text)
+        assert words in text, (commit, text)
+    assert not marker.exists()  # no option ever reached git
+    assert cli("show", "--json", "--project", str(ws), "HEAD~1")[0] == 0  # still a revision
