@@ -16,7 +16,12 @@ real index, through the CLI and a real MCP client session:
   ``history`` answers there;
 - (break-it pass) ``gitquarry show``/MCP ``get_commit`` with bad revisions: each a typed
   ``commit_not_found`` (usage, exit 2, or not found, exit 3), never an option reaching git;
-  a revision-shaped name that resolves nowhere says so (it used to read as malformed).
+  a revision-shaped name that resolves nowhere says so (it used to read as malformed);
+- a ``repo-docs search`` upgrades an older docs cache (by design, see
+  ``RepoDocsService._open_cache``) without the docs writer lease: when another process
+  applied the same step between the search's read of the steps done and its write lock,
+  the step ran twice ("table already exists", read as a corrupt cache): each step is now
+  checked again under the lock.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +224,42 @@ def test_show_with_bad_revisions_gives_typed_errors_and_passes_no_option_to_git(
         assert words in text, (commit, text)
     assert not marker.exists()  # no option ever reached git
     assert cli("show", "--json", "--project", str(ws), "HEAD~1")[0] == 0  # still a revision
+
+
+def test_two_processes_upgrading_one_docs_cache_at_once(tmp_path: Path) -> None:
+    from gitquarry.repo_docs.cache import DocsCache
+    from gitquarry.store.schema.repo_docs import REPO_DOCS_MIGRATIONS
+
+    db = tmp_path / "cache" / "repo_docs.db"
+    DocsCache(db, writer=True).close()
+    last = "s4-docs-vec_0003_heading_vectors"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DROP TABLE heading_vectors")  # as an older gitquarry left it
+    conn.execute("DROP TABLE chunk_headings")
+    conn.execute("DELETE FROM _migrations WHERE name = ?", (last,))
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute("BEGIN IMMEDIATE")  # the other process holds the write lock ...
+    outcome: dict[str, Any] = {}
+
+    def search_opens() -> None:
+        try:
+            DocsCache(db).close()  # reads the steps done, then waits for the lock
+            outcome["ok"] = True
+        except Exception as exc:
+            outcome["error"] = exc
+
+    reader = threading.Thread(target=search_opens)
+    reader.start()
+    time.sleep(1.5)
+    step = next(s for s in REPO_DOCS_MIGRATIONS._steps if s.name == last)
+    step.fn(conn)  # ... and applies the step itself meanwhile
+    conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 0)", (last,))
+    conn.execute("PRAGMA user_version = 3")
+    conn.execute("COMMIT")
+    conn.close()
+    reader.join(30)
+    assert outcome == {"ok": True}, outcome
+    with DocsCache(db) as cache:
+        assert cache.conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert cache.conn.execute("SELECT count(*) FROM _migrations WHERE name = ?",
+                                  (last,)).fetchone()[0] == 1
