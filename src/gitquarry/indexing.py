@@ -37,6 +37,7 @@ from gitquarry.workspace import Workspace
 if TYPE_CHECKING:
     from gitquarry.embedding import Embedder
     from gitquarry.errors import GitquarryError
+    from gitquarry.gitio.discovery import Discovery
     from gitquarry.graph.indexer import GraphIndexReport
     from gitquarry.history.index.report import IndexReport
 
@@ -64,13 +65,16 @@ def writing(
             store.close()
 
 
-def index_history(workspace: Workspace, store: Store, *, progress: Progress) -> IndexReport:
-    """Index the commit history of every repository under the workspace (incremental).
+def index_history(workspace: Workspace, store: Store, *, progress: Progress,
+                  found: Discovery | None = None) -> IndexReport:
+    """Index the commit history of every repository under the workspace (incremental);
+    ``found``: the workspace's discovery when the caller already made it.
 
     :raises Fts5UnavailableError: SQLite lacks FTS5. :raises IndexingInterrupted: Ctrl-C."""
     from gitquarry.history.index.indexer import index_workspace
 
-    return index_workspace(workspace.root, store, workspace.config, progress=progress)
+    return index_workspace(workspace.root, store, workspace.config, progress=progress,
+                           found=found)
 
 
 def refresh_graph(

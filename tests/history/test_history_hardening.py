@@ -143,7 +143,11 @@ def test_out_of_range_config_is_a_config_error(indexed: Indexer, cli: CLI, toml:
         assert ".gitquarry.toml" in err and "internal error" not in err
 
 
-def test_empty_index_says_so(workspace: Path, cli: CLI) -> None:
+def test_empty_index_says_so(
+    workspace: Path, make_repo: Callable[..., GitRepo], cli: CLI
+) -> None:
+    make_repo("unborn")  # a repository with no commit yet: an index with none in it (a
+    # folder with no repository at all gets no index: `index` writes nothing there)
     code, _, err = cli("index", str(workspace), "--no-embed", "-q")
     assert code == 0, err
     code, out, err = cli("history", "anything", "--project", str(workspace), "--json")

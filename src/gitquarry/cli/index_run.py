@@ -8,15 +8,22 @@ what was kept and that the next run resumes (exit 130).
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitquarry.cli.console import error, note, out, warn
 from gitquarry.cli.plain import print_json
 from gitquarry.cli.progress import RichProgress
+from gitquarry.gitio.runner import display_path
 from gitquarry.history.index.report import IndexingInterrupted, IndexReport, RepoReport
 from gitquarry.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitquarry.errors import Fts5UnavailableError
+    from gitquarry.gitio.discovery import Discovery
+    from gitquarry.indexing import ExtrasReport
 
 #: exit status after Ctrl-C (128 + SIGINT), as shells report it
 EXIT_INTERRUPTED = 130
@@ -49,12 +56,22 @@ def run_index(
 ) -> int:
     """Index ``workspace`` (history, graph, embeddings); print a summary. Returns exit code."""
     from gitquarry.errors import Fts5UnavailableError
-    from gitquarry.indexing import index_extras, index_history, writing
+    from gitquarry.indexing import ExtrasReport, index_extras, index_history, writing
 
     started = time.monotonic()
     history_on = workspace.config.git_indexing.enabled
     report = IndexReport()
     phase = "history"
+    found = _discover_first(workspace) if history_on else None
+    if found is not None and _nothing_to_index(workspace, found):
+        # no index yet, no repository, no graph file: say so (as a run would) and write
+        # nothing, not even the index directory (``.gitquarry/``)
+        with RichProgress(quiet=quiet or as_json) as progress:
+            progress.note(f"0 repositories under {display_path(workspace.root)}")
+        history_error: Fts5UnavailableError | None = None
+        extras = ExtrasReport()
+        return _summary(workspace, report, extras, history_error, history_on=history_on,
+                        quiet=quiet, as_json=as_json, elapsed=time.monotonic() - started)
 
     def waiting(holder: Any) -> None:
         if not (quiet or as_json):
@@ -67,11 +84,12 @@ def run_index(
             on_wait=waiting,
         )
         with writing(workspace, lease, on_notice=warn) as store:
-            history_error: Fts5UnavailableError | None = None
+            history_error = None
             with RichProgress(quiet=quiet or as_json) as progress:
                 try:
                     if history_on:
-                        report = index_history(workspace, store, progress=progress)
+                        report = index_history(workspace, store, progress=progress,
+                                               found=found)
                 except Fts5UnavailableError as exc:  # the graph corpus still works (LIKE)
                     history_error = exc
                 phase = "extras"
@@ -83,7 +101,36 @@ def run_index(
         partial = exc.report if isinstance(exc, IndexingInterrupted) else report
         _interrupted(partial, phase, as_json=as_json)
         return EXIT_INTERRUPTED
-    elapsed = time.monotonic() - started
+    return _summary(workspace, report, extras, history_error, history_on=history_on,
+                    quiet=quiet, as_json=as_json, elapsed=time.monotonic() - started)
+
+
+def _discover_first(workspace: Workspace) -> Discovery | None:
+    """The workspace's repositories, looked for before anything is written, when there is no
+    index yet (a first run: a later one must record what vanished, whatever it finds); the
+    run then uses this discovery, so it is made once. None when an index exists."""
+    if os.path.lexists(workspace.db_path):
+        return None
+    from gitquarry.gitio.discovery import discover
+
+    indexing = workspace.config.indexing
+    return discover(workspace.root, exclude=indexing.exclude,
+                    exclude_hidden_dirs=indexing.exclude_hidden_dirs)
+
+
+def _nothing_to_index(workspace: Workspace, found: Discovery) -> bool:
+    """No repository (nor one git refused, reported as skipped) and no graph file or docs
+    directory under the workspace: a run would write an empty index and nothing else."""
+    from gitquarry.graph.indexer import has_sources
+
+    return not (found.repositories or found.skipped
+                or has_sources(workspace.root, workspace.config.graph))
+
+
+def _summary(workspace: Workspace, report: IndexReport, extras: ExtrasReport,
+             history_error: Fts5UnavailableError | None, *, history_on: bool, quiet: bool,
+             as_json: bool, elapsed: float) -> int:
+    """Print the run's summary (text or ``--json``) → the exit code."""
     if history_error is not None:
         error(str(history_error))
     if as_json:

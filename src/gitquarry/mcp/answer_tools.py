@@ -1,7 +1,8 @@
 """The MCP tools ``get_commit`` and ``blame_search`` (issue 12), on the shared server.
 
-``get_commit``: one indexed commit in full (message, files with line counts, the full diff
-from git, paged by ``diff_offset`` within ``max_tokens``; ``history.commit_show``).
+``get_commit``: one indexed commit (by hash, prefix or revision such as ``HEAD~1``) in full
+(message, files with line counts, the full diff from git, paged by ``diff_offset`` within
+``max_tokens``; ``history.commit_show``).
 ``blame_search``: the commits that last touched a file region, with their indexed metadata,
 and with a ``query`` the file's history (renames followed) ranked by relevance
 (``history.blame``). Both carry ``refs`` and ``index_state`` like ``search_git_history``, and
@@ -38,7 +39,9 @@ def register(server: MCPServer, answers: HistoryAnswers) -> None:
 
     def get_commit(
         commit: Annotated[str, Field(strict=True, description="Full hash or a unique prefix "
-                                     "(at least 4 hex characters).")],
+                                     "(at least 4 hex characters) of an indexed commit, or a "
+                                     "revision as git show takes it: HEAD, main, a tag, "
+                                     "HEAD~1.")],
         paths: Annotated[list[str] | None, Field(strict=True, description="Only these files' "
                                                  "diffs.")] = None,
         diff_offset: Annotated[int, Field(strict=True, ge=0, description="First diff line "
@@ -86,7 +89,9 @@ def register(server: MCPServer, answers: HistoryAnswers) -> None:
     server.add_tool(get_commit, name="get_commit", description=(
         "Open one commit in full: message, files with added/deleted line counts, refs that "
         "contain it, and its complete diff from git, paged within max_tokens (pass "
-        "next_diff_offset as diff_offset for the next page; paths limits it to some files)."))
+        "next_diff_offset as diff_offset for the next page; paths limits it to some files). "
+        "commit is a hash, a unique prefix, or a revision (HEAD, main, a tag, HEAD~1) that "
+        "names one indexed commit."))
     server.add_tool(blame_search, name="blame_search", description=(
         "Who changed these lines, and why: git blame of a file region at a revision, each "
         "commit with its message, date and refs; with a query, also that file's whole history "

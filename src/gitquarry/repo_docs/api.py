@@ -153,7 +153,13 @@ class RepoDocsService:
 
     @contextlib.contextmanager
     def _open_cache(self, binding: Binding) -> Iterator[DocsCache | None]:
-        """The binding's cache (kept open by this service), or None when there is none."""
+        """The binding's cache (kept open by this service), or None when there is none.
+
+        Unlike the workspace index (a read raises ``index_schema_outdated``), a search opens
+        an older cache with its schema upgrade applied: the cache holds only locators,
+        digests and vectors rebuilt from Git, its steps only add tables or columns, and the upgraded
+        cache answers at once (saying what is missing, e.g. ``heading_vectors_missing``),
+        so keeping it usable is the cache's own job, not a write of the user's data."""
         path = cache_dir_for(binding, self.config) / DB_NAME
         cache = self._caches.get(path)
         if cache is None and path.is_file():

@@ -54,6 +54,8 @@ class Migrations:
 
     def apply(self, conn: sqlite3.Connection) -> list[str]:
         """Apply every pending migration, each in its own transaction. Returns names applied.
+        Each step is checked again under the write lock: a step another connection applied
+        meanwhile is skipped (two processes may upgrade one database at once).
 
         :raises sqlite3.Error: if a step fails; that step is rolled back, earlier ones stay.
         """
@@ -65,6 +67,12 @@ class Migrations:
                 continue
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if conn.execute("SELECT 1 FROM _migrations WHERE name = ?",
+                                (step.name,)).fetchone() is not None:
+                    # another connection applied it between our read and this lock (a
+                    # docs search and the docs indexer upgrading one cache at once)
+                    conn.execute("COMMIT")
+                    continue
                 step.fn(conn)
                 conn.execute(
                     "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",

@@ -76,7 +76,9 @@ def _record(token: str, db_path: Path) -> None:
             directory, f"{exc.strerror or exc}; gitquarry records the indexes it creates "
             "there (set XDG_STATE_HOME to a writable directory)",
         ) from exc
-    safe_paths.write_small(directory / token, f"{db_path.resolve()}\n".encode(), mode=0o600)
+    # the path as the file system spells it (a non-UTF-8 name is bytes, not an error)
+    safe_paths.write_small(directory / token, os.fsencode(db_path.resolve()) + b"\n",
+                           mode=0o600)
 
 
 def stamp(conn: sqlite3.Connection, db_path: Path) -> str:

@@ -76,6 +76,8 @@ def locate(conn: Any, path: str, *, repo: str | None, revision: str,
            on_disk: bool) -> tuple[str, Path, str, str]:
     """(repository path, git dir, repository-relative path, commit) for ``path``.
 
+    :raises InvalidArgumentError: ``path`` (not a file on disk, with ``on_disk``) has a
+        ``..`` segment, which no repository path holds (as ``--path``/MCP ``path`` refuse).
     :raises PathNotFoundError: no indexed repository holds the file at ``revision``, or
         several do and ``repo`` does not say which.
     :raises GitObjectMissingError: the revision's tree lists the file but its object is not
@@ -98,6 +100,10 @@ def locate(conn: Any, path: str, *, repo: str | None, revision: str,
         candidates.sort(key=lambda c: -len(c[0]))  # the innermost repository
         candidates = candidates[:1]
     if not candidates:
+        if ".." in path.replace("\\", "/").split("/"):  # as --path: no repository path has one
+            raise InvalidArgumentError(
+                "path", f"{path!r} has a '..' segment, which no repository path holds: give "
+                "the path from the repository root, such as src/auth/login.py")
         relative = path.lstrip("/") if not os.path.isabs(path) else path
         while relative.startswith("./"):
             relative = relative[2:]
@@ -155,8 +161,9 @@ def blame_answer(answers: Any, spec: str, *, revision: str = "HEAD", repo: str |
     ``index_state``, ``truncated`` (with a budget), ``warnings``/``warning_details`` (code
     ``blame_incomplete``) when git answered but reported errors (missing objects).
 
-    :raises InvalidArgumentError: a bad spec, detail or budget; (argument ``line``) a range
-        starting past the end of the file (git clamps its end).
+    :raises InvalidArgumentError: a bad spec, detail or budget; a path with a ``..``
+        segment (see :func:`locate`); (argument ``line``) a range starting past the end of
+        the file (git clamps its end).
     :raises PathNotFoundError: see :func:`locate`.
     :raises GitError: git could not blame the file (a range past its end, ...).
     """

@@ -100,13 +100,16 @@ def find_commit(conn: sqlite3.Connection, commit: str) -> sqlite3.Row:
     """
     text = commit.strip() if isinstance(commit, str) else ""
     if not _HEX.fullmatch(text):
-        row = _by_revision(conn, text) if _REVISION.fullmatch(text) else None
+        looked_up = _REVISION.fullmatch(text) is not None
+        row = _by_revision(conn, text) if looked_up else None
         if row is not None:
             return row
+        nowhere = ("no indexed repository has a commit by this name (git rev-parse): "
+                   if looked_up else "")
         raise CommitNotFoundError(
-            str(commit)[:80], f"give a commit hash or a prefix of at least {MIN_PREFIX} "
-            "hexadecimal characters, or a revision (HEAD, a branch or tag) of an indexed "
-            "repository")
+            str(commit)[:80], f"{nowhere}give a commit hash or a prefix of at least "
+            f"{MIN_PREFIX} hexadecimal characters, or a revision (HEAD, a branch or tag) of "
+            "an indexed repository")
     rows = _by_hash(conn, text.lower())
     if not rows:
         # a branch or tag spelled in hexadecimal (``cafe``, ``deadbeef``) is still a revision

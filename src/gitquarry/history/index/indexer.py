@@ -33,7 +33,7 @@ from sqlite3 import Connection
 
 from gitquarry.config import Config
 from gitquarry.errors import GitError, GitquarryError, IndexBusyError, RepositoryIndexError
-from gitquarry.gitio.discovery import Repository, discover
+from gitquarry.gitio.discovery import Discovery, Repository, discover
 from gitquarry.gitio.log import LogCommit, stream_batches
 from gitquarry.gitio.mailmap import NO_MAILMAP, load_mailmap
 from gitquarry.gitio.refs import (
@@ -109,6 +109,7 @@ def index_workspace(
     *,
     progress: Progress | None = None,
     repositories: list[Repository] | None = None,
+    found: Discovery | None = None,
 ) -> IndexReport:
     """Discover the repositories under ``root`` and bring the index up to date with them.
 
@@ -117,6 +118,9 @@ def index_workspace(
     ``IndexReport.skipped``. Repositories whose workspace moved keep their rows; repositories
     gone or no longer found under ``root`` are removed with their commits (unless another
     repository also holds them).
+
+    ``found``: the discovery of ``root`` the caller already made (``gitquarry index`` looks
+    before it writes anything); discovered here when None.
 
     :raises IndexingInterrupted: on Ctrl-C, with what was done so far (batches are kept).
     :raises sqlite3.Error: the index cannot be written (surfaces translate it).
@@ -127,7 +131,7 @@ def index_workspace(
     report = IndexReport()
     skipped = []
     if repositories is None:
-        found = discover(
+        found = found or discover(
             root,
             exclude=config.indexing.exclude,
             exclude_hidden_dirs=config.indexing.exclude_hidden_dirs,
